@@ -1,0 +1,89 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""A read-only snapshot of provider trees with usage for one window.
+
+The ledger builds it (db.api.load_forest) and the allocation-candidates
+engine reads it; neither this module nor the engine does any I/O.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Provider:
+    uuid: str
+    name: str
+    parent_uuid: str = None
+    root_uuid: str = None
+    generation: int = 0
+    # resource class name -> capacity.inventory.Inventory
+    inventories: dict = dataclasses.field(default_factory=dict)
+    # resource class name -> peak usage during the snapshot's window
+    usage: dict = dataclasses.field(default_factory=dict)
+    traits: frozenset = frozenset()
+    # aggregate uuids the provider itself is a member of
+    aggregates: frozenset = frozenset()
+
+    def __post_init__(self):
+        if self.root_uuid is None:
+            self.root_uuid = self.uuid if self.parent_uuid is None else None
+
+    def free(self, resource_class):
+        """Capacity of the class left over by the window's peak usage."""
+        inventory = self.inventories.get(resource_class)
+        if inventory is None:
+            return 0
+        return inventory.capacity - self.usage.get(resource_class, 0)
+
+
+class ProviderForest:
+    """Providers by uuid, with the tree links the engine walks."""
+
+    def __init__(self, providers):
+        self.providers = {p.uuid: p for p in providers}
+        self.children = {uuid: [] for uuid in self.providers}
+        for provider in self.providers.values():
+            if provider.parent_uuid is not None:
+                self.children[provider.parent_uuid].append(provider.uuid)
+        # Fill in roots given only parents (handy for hand-built forests).
+        for provider in self.providers.values():
+            if provider.root_uuid is None:
+                node = provider
+                while node.parent_uuid is not None:
+                    node = self.providers[node.parent_uuid]
+                provider.root_uuid = node.uuid
+
+    def __iter__(self):
+        return iter(self.providers.values())
+
+    def __len__(self):
+        return len(self.providers)
+
+    def __getitem__(self, uuid):
+        return self.providers[uuid]
+
+    def tree_of(self, uuid):
+        """Every provider uuid in the tree holding uuid."""
+        root = self.providers[uuid].root_uuid
+        return [p.uuid for p in self.providers.values()
+                if p.root_uuid == root]
+
+    def ancestors(self, uuid):
+        """uuid and its ancestors up to the root, nearest first."""
+        chain = []
+        node = self.providers.get(uuid)
+        while node is not None:
+            chain.append(node.uuid)
+            node = self.providers.get(node.parent_uuid)
+        return chain

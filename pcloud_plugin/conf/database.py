@@ -1,0 +1,31 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The [pcloud_database] group: where the capacity ledger lives.
+
+Its own group (not [database]) because the plugin runs inside nova-scheduler
+and blazar-manager, whose [database] is theirs.
+"""
+
+from oslo_db import options as db_options
+
+GROUP = 'pcloud_database'
+
+
+def register_opts(conf):
+    conf.register_opts(db_options.database_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: db_options.database_opts}

@@ -1,0 +1,29 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Entry point for oslo-config-generator (oslo.config.opts)."""
+
+from pcloud_plugin.conf import database
+from pcloud_plugin.conf import ledger
+from pcloud_plugin.conf import placement
+
+_MODULES = (database, ledger, placement)
+
+
+def list_opts():
+    groups = {}
+    for module in _MODULES:
+        for group, opts in module.list_opts().items():
+            groups.setdefault(group, []).extend(opts)
+    return sorted(groups.items())

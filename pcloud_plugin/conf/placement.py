@@ -1,0 +1,40 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The [placement] group: how the ledger reaches Placement.
+
+The usual keystoneauth session, auth and adapter options, so it is
+configured exactly like nova's own [placement] section.
+"""
+
+from keystoneauth1 import loading as ks_loading
+
+GROUP = 'placement'
+DEFAULT_SERVICE_TYPE = 'placement'
+
+
+def register_opts(conf):
+    ks_loading.register_session_conf_options(conf, GROUP)
+    ks_loading.register_auth_conf_options(conf, GROUP)
+    ks_loading.register_adapter_conf_options(conf, GROUP)
+    conf.set_default('service_type', DEFAULT_SERVICE_TYPE, group=GROUP)
+    conf.set_default('valid_interfaces', ['internal', 'public'], group=GROUP)
+
+
+def list_opts():
+    return {GROUP: (
+        ks_loading.get_session_conf_options()
+        + ks_loading.get_auth_common_conf_options()
+        + ks_loading.get_auth_plugin_conf_options('password')
+        + ks_loading.get_adapter_conf_options(include_deprecated=False))}

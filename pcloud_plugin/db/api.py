@@ -1,0 +1,657 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The capacity ledger: providers, inventories, traits, aggregates, claims.
+
+Every write that can take capacity follows seeds/002: read the provider
+generations, check, write, then ``UPDATE ... SET generation = g + 1 WHERE
+generation = g`` for each provider touched. A zero row count means a
+concurrent writer got there first: the transaction rolls back and the whole
+read-check-write is retried, up to ``[ledger] claim_retries`` times. No
+SELECT ... FOR UPDATE, so it is safe on Galera multi-writer.
+"""
+
+import collections
+import functools
+import random
+import re
+import time
+
+import os_resource_classes
+import os_traits
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+from oslo_log import log as logging
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity import forest as forest_mod
+from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import conf
+from pcloud_plugin.db import models
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+CUSTOM_NAME = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+_STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
+_STANDARD_TRAITS = frozenset(os_traits.get_traits())
+
+_RP = models.ResourceProvider.__table__
+_RC = models.ResourceClass.__table__
+_INV = models.Inventory.__table__
+_TRAIT = models.Trait.__table__
+_RP_TRAIT = models.ResourceProviderTrait.__table__
+_RP_AGG = models.ResourceProviderAggregate.__table__
+_ALLOC = models.Allocation.__table__
+_CONSUMER = models.Consumer.__table__
+
+main_context_manager = enginefacade.transaction_context()
+_configured = False
+
+
+def configure(conf_=None):
+    """Point the ledger at [pcloud_database]; once per process."""
+    global _configured
+    if not _configured:
+        group = (conf_ or CONF).pcloud_database
+        main_context_manager.configure(
+            connection=group.connection,
+            sqlite_synchronous=group.sqlite_synchronous,
+            max_pool_size=group.max_pool_size,
+            max_overflow=group.max_overflow,
+            pool_timeout=group.pool_timeout,
+            connection_recycle_time=group.connection_recycle_time,
+            max_retries=group.max_retries)
+        _configured = True
+
+
+def get_engine():
+    configure()
+    return main_context_manager.writer.get_engine()
+
+
+def _reader(fn):
+    @functools.wraps(fn)
+    def wrapper(context, *args, **kwargs):
+        configure()
+        with main_context_manager.reader.using(context) as session:
+            return fn(session, *args, **kwargs)
+    return wrapper
+
+
+class _GenerationConflict(Exception):
+    """A compare-and-swap lost to a concurrent writer; retry from the top."""
+
+    def __init__(self, what):
+        self.what = what
+
+
+def _writer_with_cas_retry(fn):
+    """Run ``fn(session, ...)`` in its own write transaction, retrying it
+
+    whole when a generation compare-and-swap (or a deadlock the database
+    reports) shows that a concurrent writer changed what it read.
+    """
+    @functools.wraps(fn)
+    def wrapper(context, *args, **kwargs):
+        configure()
+        attempts = CONF.ledger.claim_retries + 1
+        lost = set()
+        for attempt in range(attempts):
+            try:
+                with main_context_manager.writer.using(context) as session:
+                    return fn(session, *args, **kwargs)
+            except _GenerationConflict as conflict:
+                lost.add(conflict.what)
+            except db_exc.DBDeadlock:
+                lost.add('deadlock')
+            # Spread retries out so racing writers do not collide again.
+            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        raise exception.ConcurrentUpdateDetected(
+            attempts=attempts, providers=', '.join(sorted(lost)))
+    return wrapper
+
+
+def _bump_generation(session, table, row_id, generation, what):
+    result = session.execute(
+        table.update()
+        .where(table.c.id == row_id, table.c.generation == generation)
+        .values(generation=generation + 1))
+    if result.rowcount != 1:
+        raise _GenerationConflict(what)
+
+
+# --- names -----------------------------------------------------------------
+
+def _check_name(kind, name, standard):
+    if name in standard:
+        return
+    if not isinstance(name, str) or not CUSTOM_NAME.match(name):
+        raise exception.InvalidName(
+            kind=kind, name=name,
+            reason='must be a standard name or match CUSTOM_[A-Z0-9_]+')
+
+
+def _ensure_names(session, table, kind, names, standard):
+    """Ids of ``names``, creating valid ones that are not stored yet."""
+    names = set(names)
+    for name in names:
+        _check_name(kind, name, standard)
+    ids = _ids_by_name(session, table, names)
+    for name in names - set(ids):
+        try:
+            with session.begin_nested():
+                session.execute(table.insert().values(
+                    name=name, created_at=timeutils.utcnow()))
+        except db_exc.DBDuplicateEntry:
+            pass  # a concurrent writer created it; read it back below
+    if len(ids) < len(names):
+        ids = _ids_by_name(session, table, names)
+    return ids
+
+
+def _ids_by_name(session, table, names):
+    if not names:
+        return {}
+    rows = session.execute(
+        sa.select(table.c.name, table.c.id).where(table.c.name.in_(names)))
+    return dict(rows.all())
+
+
+def _class_ids(session, names):
+    """Ids of existing resource classes; any other name is refused."""
+    ids = _ids_by_name(session, _RC, names)
+    for name in names:
+        if name not in ids:
+            raise exception.UnknownResourceClass(name=name)
+    return ids
+
+
+# --- providers -------------------------------------------------------------
+
+def _provider_row(session, uuid):
+    row = session.execute(
+        sa.select(_RP).where(_RP.c.uuid == uuid)).mappings().first()
+    if row is None:
+        raise exception.ResourceProviderNotFound(provider=uuid)
+    return row
+
+
+def _provider_dict(session, row):
+    uuids = _uuids_by_id(session, {row['root_provider_id'],
+                                   row['parent_provider_id']} - {None})
+    return {'uuid': row['uuid'], 'name': row['name'],
+            'generation': row['generation'],
+            'can_host': bool(row['can_host']),
+            'root_provider_uuid': uuids.get(row['root_provider_id']),
+            'parent_provider_uuid': uuids.get(row['parent_provider_id'])}
+
+
+def _uuids_by_id(session, ids):
+    if not ids:
+        return {}
+    return dict(session.execute(
+        sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(ids))).all())
+
+
+def create_provider(context, uuid, name, parent_uuid=None, can_host=False):
+    configure()
+    if not uuid or not name:
+        raise exception.Invalid(reason='a provider needs a uuid and a name')
+    with main_context_manager.writer.using(context) as session:
+        parent_id = root_id = None
+        if parent_uuid is not None:
+            parent = _provider_row(session, parent_uuid)
+            parent_id, root_id = parent['id'], parent['root_provider_id']
+        try:
+            result = session.execute(_RP.insert().values(
+                uuid=uuid, name=name, generation=0, can_host=int(can_host),
+                parent_provider_id=parent_id, root_provider_id=root_id,
+                created_at=timeutils.utcnow()))
+            session.flush()
+        except db_exc.DBDuplicateEntry as e:
+            raise exception.Conflict(
+                reason='a provider with this %s already exists: %s'
+                % ('/'.join(e.columns) or 'uuid or name', uuid))
+        new_id = result.inserted_primary_key[0]
+        if root_id is None:
+            session.execute(_RP.update().where(_RP.c.id == new_id)
+                            .values(root_provider_id=new_id))
+        return _provider_dict(session, _provider_row(session, uuid))
+
+
+@_reader
+def get_provider(session, uuid):
+    return _provider_dict(session, _provider_row(session, uuid))
+
+
+@_reader
+def list_providers(session):
+    rows = session.execute(sa.select(_RP).order_by(_RP.c.id)).mappings()
+    rows = list(rows)
+    uuids = {row['id']: row['uuid'] for row in rows}
+    return [{'uuid': row['uuid'], 'name': row['name'],
+             'generation': row['generation'],
+             'can_host': bool(row['can_host']),
+             'root_provider_uuid': uuids.get(row['root_provider_id']),
+             'parent_provider_uuid': uuids.get(row['parent_provider_id'])}
+            for row in rows]
+
+
+def _live_claims_exist(session, provider_ids):
+    return session.execute(
+        sa.select(_ALLOC.c.id).where(
+            _ALLOC.c.resource_provider_id.in_(provider_ids),
+            _ALLOC.c.end_time > timeutils.utcnow()).limit(1)).first() \
+        is not None
+
+
+def delete_provider(context, uuid):
+    """Remove a provider with no children and no live or future claims."""
+    configure()
+    with main_context_manager.writer.using(context) as session:
+        row = _provider_row(session, uuid)
+        if session.execute(sa.select(_RP.c.id).where(
+                _RP.c.parent_provider_id == row['id']).limit(1)).first():
+            raise exception.Conflict(
+                reason='provider %s still has child providers' % uuid)
+        if _live_claims_exist(session, [row['id']]):
+            raise exception.ResourceProviderInUse(provider=uuid)
+        for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG):
+            session.execute(table.delete().where(
+                table.c.resource_provider_id == row['id']))
+        session.execute(_RP.delete().where(_RP.c.id == row['id']))
+
+
+@_writer_with_cas_retry
+def set_parent(session, uuid, parent_uuid):
+    """Give a root provider a parent (Placement forbids re-parenting)."""
+    row = _provider_row(session, uuid)
+    parent = _provider_row(session, parent_uuid)
+    if row['parent_provider_id'] == parent['id']:
+        return
+    if row['parent_provider_id'] is not None:
+        raise exception.Conflict(
+            reason='provider %s already has a parent' % uuid)
+    if parent['root_provider_id'] == row['id']:
+        raise exception.Conflict(
+            reason='provider %s would become its own ancestor' % uuid)
+    session.execute(_RP.update().where(
+        _RP.c.root_provider_id == row['id']).values(
+            root_provider_id=parent['root_provider_id']))
+    session.execute(_RP.update().where(_RP.c.id == row['id']).values(
+        parent_provider_id=parent['id']))
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+
+
+# --- inventories, traits, aggregates ---------------------------------------
+
+def _inventory_of(row):
+    return inv_mod.Inventory(
+        total=row['total'], reserved=row['reserved'],
+        min_unit=row['min_unit'], max_unit=row['max_unit'],
+        step_size=row['step_size'],
+        allocation_ratio=row['allocation_ratio'])
+
+
+@_reader
+def get_inventories(session, uuid):
+    row = _provider_row(session, uuid)
+    rows = session.execute(
+        sa.select(_INV, _RC.c.name).join(
+            _RC, _RC.c.id == _INV.c.resource_class_id).where(
+            _INV.c.resource_provider_id == row['id'])).mappings()
+    return {r['name']: _inventory_of(r) for r in rows}
+
+
+@_writer_with_cas_retry
+def set_inventories(session, uuid, inventories, generation=None):
+    """Replace a provider's inventories.
+
+    Refused, with nothing written, if a live or future claim would no
+    longer fit: the peak usage from now on of each class must stay within
+    its new capacity (zero for a removed class). ``generation``, if given,
+    must match the provider's (the caller's own compare-and-swap).
+    """
+    row = _provider_row(session, uuid)
+    if generation is not None and generation != row['generation']:
+        raise exception.Conflict(
+            reason='provider %s generation is %d, not %d'
+            % (uuid, row['generation'], generation))
+    for rc, inventory in inventories.items():
+        inventory.validate(uuid, rc)
+    class_ids = _ensure_names(session, _RC, 'resource class',
+                              inventories, _STANDARD_CLASSES)
+    now = timeutils.utcnow().replace(microsecond=0)
+    claims = collections.defaultdict(list)
+    for rc_name, start, end, used in session.execute(
+            sa.select(_RC.c.name, _ALLOC.c.start_time, _ALLOC.c.end_time,
+                      _ALLOC.c.used)
+            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+            .where(_ALLOC.c.resource_provider_id == row['id'],
+                   _ALLOC.c.end_time > now)):
+        claims[rc_name].append((start, end, used))
+    for rc_name, rc_claims in claims.items():
+        inventory = inventories.get(rc_name)
+        capacity = inventory.capacity if inventory else 0
+        peak, at = window_mod.max_in_sweep(
+            rc_claims, now, window_mod.FOREVER)
+        if peak > capacity:
+            raise exception.InventoryInUse(
+                provider=uuid, resource_class=rc_name, capacity=capacity,
+                used=peak, at=at)
+    session.execute(_INV.delete().where(
+        _INV.c.resource_provider_id == row['id']))
+    if inventories:
+        session.execute(_INV.insert(), [
+            dict(resource_provider_id=row['id'],
+                 resource_class_id=class_ids[rc],
+                 created_at=now, **vars(inventory))
+            for rc, inventory in inventories.items()])
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+
+
+@_reader
+def get_traits(session, uuid):
+    row = _provider_row(session, uuid)
+    return set(session.execute(
+        sa.select(_TRAIT.c.name).join(
+            _RP_TRAIT, _RP_TRAIT.c.trait_id == _TRAIT.c.id).where(
+            _RP_TRAIT.c.resource_provider_id == row['id'])).scalars())
+
+
+@_writer_with_cas_retry
+def set_traits(session, uuid, traits):
+    row = _provider_row(session, uuid)
+    trait_ids = _ensure_names(session, _TRAIT, 'trait', traits,
+                              _STANDARD_TRAITS)
+    session.execute(_RP_TRAIT.delete().where(
+        _RP_TRAIT.c.resource_provider_id == row['id']))
+    if trait_ids:
+        session.execute(_RP_TRAIT.insert(), [
+            {'resource_provider_id': row['id'], 'trait_id': trait_id}
+            for trait_id in trait_ids.values()])
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+
+
+@_reader
+def get_aggregates(session, uuid):
+    row = _provider_row(session, uuid)
+    return set(session.execute(
+        sa.select(_RP_AGG.c.aggregate_uuid).where(
+            _RP_AGG.c.resource_provider_id == row['id'])).scalars())
+
+
+@_writer_with_cas_retry
+def set_aggregates(session, uuid, aggregates):
+    row = _provider_row(session, uuid)
+    session.execute(_RP_AGG.delete().where(
+        _RP_AGG.c.resource_provider_id == row['id']))
+    if aggregates:
+        session.execute(_RP_AGG.insert(), [
+            {'resource_provider_id': row['id'], 'aggregate_uuid': agg}
+            for agg in set(aggregates)])
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+
+
+# --- claims ----------------------------------------------------------------
+
+def _validate_amounts(amounts):
+    if not amounts:
+        raise exception.Invalid(reason='a claim needs at least one amount')
+    for resources in amounts.values():
+        if not resources:
+            raise exception.Invalid(
+                reason='a claim on a provider needs at least one amount')
+        for rc, amount in resources.items():
+            inv_mod.validate_amount(rc, amount)
+
+
+def _consumer_row(session, consumer_id):
+    return session.execute(sa.select(_CONSUMER).where(
+        _CONSUMER.c.uuid == consumer_id)).mappings().first()
+
+
+def _write_claims(session, consumer, window, amounts):
+    """Check ``amounts`` fit in ``window`` beside every other consumer's
+
+    claims, insert them, and compare-and-swap every provider they touch.
+    The generations are read first so that anything committed after the
+    read makes the swap fail.
+    """
+    providers = {}
+    for uuid in amounts:
+        providers[uuid] = _provider_row(session, uuid)
+    class_ids = _class_ids(
+        session, {rc for resources in amounts.values() for rc in resources})
+    rp_ids = [p['id'] for p in providers.values()]
+    inventories = {
+        (r['resource_provider_id'], r['resource_class_id']): _inventory_of(r)
+        for r in session.execute(sa.select(_INV).where(
+            _INV.c.resource_provider_id.in_(rp_ids),
+            _INV.c.resource_class_id.in_(class_ids.values()))).mappings()}
+    for uuid, resources in amounts.items():
+        for rc, amount in resources.items():
+            key = (providers[uuid]['id'], class_ids[rc])
+            if key not in inventories:
+                raise exception.InventoryNotFound(
+                    provider=uuid, resource_class=rc)
+            inventories[key].check_amount(uuid, rc, amount)
+
+    existing = collections.defaultdict(list)
+    for rp_id, rc_id, start, end, used in session.execute(
+            sa.select(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
+                      _ALLOC.c.end_time, _ALLOC.c.used)
+            .where(_ALLOC.c.resource_provider_id.in_(rp_ids),
+                   _ALLOC.c.resource_class_id.in_(class_ids.values()),
+                   _ALLOC.c.end_time > window.start,
+                   _ALLOC.c.start_time < window.stored_end,
+                   _ALLOC.c.consumer_id != consumer)):
+        existing[rp_id, rc_id].append((start, end, used))
+
+    now = timeutils.utcnow()
+    rows = []
+    for uuid, resources in amounts.items():
+        for rc, amount in resources.items():
+            key = (providers[uuid]['id'], class_ids[rc])
+            capacity = inventories[key].capacity
+            used, at = window_mod.max_in_sweep(
+                existing[key], window.start, window.stored_end)
+            if used + amount > capacity:
+                raise exception.CapacityExceeded(
+                    provider=uuid, resource_class=rc,
+                    start=(at or window.start).isoformat(),
+                    end='open' if window.end is None
+                    else window.end.isoformat(),
+                    requested=amount, used=used, capacity=capacity,
+                    short=used + amount - capacity)
+            rows.append(dict(
+                resource_provider_id=key[0], resource_class_id=key[1],
+                consumer_id=consumer, used=amount, created_at=now,
+                start_time=window.start, end_time=window.stored_end))
+    session.execute(_ALLOC.insert(), rows)
+    # Always in id order, so two writers never wait on each other in turn.
+    for provider in sorted(providers.values(), key=lambda p: p['id']):
+        _bump_generation(session, _RP, provider['id'],
+                         provider['generation'], provider['uuid'])
+
+
+def _window(start, end):
+    return window_mod.Window.of(start, end)
+
+
+@_writer_with_cas_retry
+def claim(session, consumer_id, amounts, start=None, end=None):
+    """Claim ``amounts`` ({provider uuid: {class: n}}) for one consumer
+
+    during [start, end), all or nothing. start defaults to now; end None is
+    open-ended. Raises CapacityExceeded, UnitRuleViolation, ... with
+    nothing written, or ConsumerExists if the consumer holds claims.
+    """
+    window = _window(start, end)
+    _validate_amounts(amounts)
+    if not consumer_id or len(consumer_id) > 64:
+        raise exception.Invalid(reason='consumer_id must be 1-64 chars')
+    if _consumer_row(session, consumer_id) is not None:
+        raise exception.ConsumerExists(consumer=consumer_id)
+    try:
+        with session.begin_nested():
+            session.execute(_CONSUMER.insert().values(
+                uuid=consumer_id, generation=0, start_time=window.start,
+                end_time=window.stored_end, created_at=timeutils.utcnow()))
+    except db_exc.DBDuplicateEntry:
+        raise _GenerationConflict(consumer_id)
+    _write_claims(session, consumer_id, window, amounts)
+    return window
+
+
+@_writer_with_cas_retry
+def change_claim(session, consumer_id, amounts=None, start=None, end=None,
+                 open_end=False):
+    """Move, resize or re-amount a consumer's claims, all or nothing.
+
+    Unset arguments keep their current value (``open_end=True`` makes the
+    end open). The new claims are checked against every other consumer's,
+    so a change that fails leaves the old claims exactly as they were.
+    """
+    consumer = _consumer_row(session, consumer_id)
+    if consumer is None:
+        raise exception.NotFound(reason='consumer %s holds no claims'
+                                 % consumer_id)
+    if amounts is None:
+        amounts = _amounts_of(session, consumer_id)
+    _validate_amounts(amounts)
+    if end is None and not open_end:
+        end = consumer['end_time']
+    window = _window(start or consumer['start_time'], end)
+    session.execute(_ALLOC.delete().where(
+        _ALLOC.c.consumer_id == consumer_id))
+    session.execute(_CONSUMER.update().where(
+        _CONSUMER.c.id == consumer['id']).values(
+            start_time=window.start, end_time=window.stored_end))
+    _bump_generation(session, _CONSUMER, consumer['id'],
+                     consumer['generation'], consumer_id)
+    _write_claims(session, consumer_id, window, amounts)
+    return window
+
+
+def _amounts_of(session, consumer_id):
+    amounts = collections.defaultdict(dict)
+    for uuid, rc, used in session.execute(
+            sa.select(_RP.c.uuid, _RC.c.name, _ALLOC.c.used)
+            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+            .where(_ALLOC.c.consumer_id == consumer_id)):
+        amounts[uuid][rc] = used
+    return dict(amounts)
+
+
+def release(context, consumer_id):
+    """Drop every claim of a consumer; True if it held any.
+
+    Releasing only frees capacity, so it needs no generation swap on the
+    providers: a concurrent claim that read the old usage was just more
+    cautious than it had to be.
+    """
+    configure()
+    with main_context_manager.writer.using(context) as session:
+        session.execute(_ALLOC.delete().where(
+            _ALLOC.c.consumer_id == consumer_id))
+        result = session.execute(_CONSUMER.delete().where(
+            _CONSUMER.c.uuid == consumer_id))
+        return result.rowcount > 0
+
+
+@_reader
+def get_claims(session, consumer_id):
+    """{'start', 'end', 'amounts'} of a consumer, or None."""
+    consumer = _consumer_row(session, consumer_id)
+    if consumer is None:
+        return None
+    end = consumer['end_time']
+    return {'start': consumer['start_time'],
+            'end': None if end >= window_mod.FOREVER else end,
+            'generation': consumer['generation'],
+            'amounts': _amounts_of(session, consumer_id)}
+
+
+@_reader
+def get_usage(session, uuid, start=None, end=None):
+    """{class: peak usage} of one provider during [start, end)."""
+    window = _window(start, end)
+    row = _provider_row(session, uuid)
+    return {rc: peak for rc, peak in _peak_usages(
+        session, window, [row['id']]).get(row['id'], {}).items()}
+
+
+def _peak_usages(session, window, provider_ids=None):
+    """{provider id: {class name: peak}} over claims overlapping window."""
+    query = (sa.select(_ALLOC.c.resource_provider_id, _RC.c.name,
+                       _ALLOC.c.start_time, _ALLOC.c.end_time,
+                       _ALLOC.c.used)
+             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+             .where(_ALLOC.c.end_time > window.start,
+                    _ALLOC.c.start_time < window.stored_end))
+    if provider_ids is not None:
+        query = query.where(_ALLOC.c.resource_provider_id.in_(provider_ids))
+    claims = collections.defaultdict(list)
+    for rp_id, rc, start, end, used in session.execute(query):
+        claims[rp_id, rc].append((start, end, used))
+    peaks = collections.defaultdict(dict)
+    for (rp_id, rc), rc_claims in claims.items():
+        peaks[rp_id][rc] = window_mod.max_in_sweep(
+            rc_claims, window.start, window.stored_end)[0]
+    return peaks
+
+
+@_reader
+def load_forest(session, start=None, end=None):
+    """Every provider tree, with each provider's peak usage in the window:
+
+    the snapshot the allocation-candidates engine answers from.
+    """
+    window = _window(start, end)
+    rows = list(session.execute(sa.select(
+        _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+        _RP.c.parent_provider_id, _RP.c.root_provider_id)))
+    uuids = {row.id: row.uuid for row in rows}
+    inventories = collections.defaultdict(dict)
+    for row in session.execute(sa.select(_INV, _RC.c.name).join(
+            _RC, _RC.c.id == _INV.c.resource_class_id)).mappings():
+        inventories[row['resource_provider_id']][row['name']] = \
+            _inventory_of(row)
+    traits = collections.defaultdict(set)
+    for rp_id, name in session.execute(
+            sa.select(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.name)
+            .join(_TRAIT, _TRAIT.c.id == _RP_TRAIT.c.trait_id)):
+        traits[rp_id].add(name)
+    aggregates = collections.defaultdict(set)
+    for rp_id, agg in session.execute(sa.select(
+            _RP_AGG.c.resource_provider_id, _RP_AGG.c.aggregate_uuid)):
+        aggregates[rp_id].add(agg)
+    usage = _peak_usages(session, window)
+    return forest_mod.ProviderForest([
+        forest_mod.Provider(
+            uuid=row.uuid, name=row.name, generation=row.generation,
+            parent_uuid=uuids.get(row.parent_provider_id),
+            root_uuid=uuids[row.root_provider_id],
+            inventories=inventories.get(row.id, {}),
+            usage=usage.get(row.id, {}),
+            traits=frozenset(traits.get(row.id, ())),
+            aggregates=frozenset(aggregates.get(row.id, ())))
+        for row in rows])

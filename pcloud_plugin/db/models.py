@@ -1,0 +1,159 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The capacity ledger's tables (seeds/002, with trees and time windows)."""
+
+from oslo_db.sqlalchemy import models
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+class _Base(models.ModelBase):
+    pass
+
+
+BASE = orm.declarative_base(cls=_Base)
+
+
+class ResourceProvider(BASE, models.TimestampMixin):
+    __tablename__ = 'resource_providers'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
+        sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
+        sa.Index('resource_providers_root_provider_id_idx',
+                 'root_provider_id'),
+        sa.Index('resource_providers_parent_provider_id_idx',
+                 'parent_provider_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.Unicode(200), nullable=False)
+    # Bumped by every write that touches the provider's inventories or
+    # claims: the compare-and-swap token of seeds/002.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    can_host = sa.Column(sa.Integer, nullable=False, default=0)
+    root_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=True)
+    parent_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=True)
+
+
+class ResourceClass(BASE, models.TimestampMixin):
+    __tablename__ = 'resource_classes'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_resource_classes0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.Unicode(255), nullable=False)
+
+
+class Inventory(BASE, models.TimestampMixin):
+    __tablename__ = 'inventories'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'resource_provider_id', 'resource_class_id',
+            name='uniq_inventories0resource_provider_resource_class'),
+        sa.Index('inventories_resource_class_id_idx', 'resource_class_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    resource_class_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_classes.id'), nullable=False)
+    total = sa.Column(sa.Integer, nullable=False)
+    reserved = sa.Column(sa.Integer, nullable=False)
+    min_unit = sa.Column(sa.Integer, nullable=False)
+    max_unit = sa.Column(sa.Integer, nullable=False)
+    step_size = sa.Column(sa.Integer, nullable=False)
+    allocation_ratio = sa.Column(sa.Float, nullable=False)
+
+
+class Trait(BASE, models.TimestampMixin):
+    __tablename__ = 'traits'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_traits0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.Unicode(255), nullable=False)
+
+
+class ResourceProviderTrait(BASE):
+    __tablename__ = 'resource_provider_traits'
+    __table_args__ = (
+        sa.Index('resource_provider_traits_trait_id_idx', 'trait_id'),
+    )
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'),
+        primary_key=True)
+    trait_id = sa.Column(
+        sa.Integer, sa.ForeignKey('traits.id'), primary_key=True)
+
+
+class ResourceProviderAggregate(BASE):
+    __tablename__ = 'resource_provider_aggregates'
+    __table_args__ = (
+        sa.Index('resource_provider_aggregates_aggregate_uuid_idx',
+                 'aggregate_uuid'),
+    )
+
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'),
+        primary_key=True)
+    aggregate_uuid = sa.Column(sa.String(36), primary_key=True)
+
+
+class Allocation(BASE, models.TimestampMixin):
+    """An amount of one class held by a consumer for [start_time, end_time).
+
+    An open end is stored as capacity.window.FOREVER so the index on
+    end_time answers "what overlaps this window" without scanning history.
+    """
+    __tablename__ = 'allocations'
+    __table_args__ = (
+        sa.Index('allocations_window_idx', 'resource_provider_id',
+                 'resource_class_id', 'end_time'),
+        sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    resource_class_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_classes.id'), nullable=False)
+    consumer_id = sa.Column(sa.String(64), nullable=False)
+    used = sa.Column(sa.Integer, nullable=False)
+    start_time = sa.Column(sa.DateTime, nullable=False)
+    end_time = sa.Column(sa.DateTime, nullable=False)
+
+
+class Consumer(BASE, models.TimestampMixin):
+    """Who holds a set of claims, and for which window.
+
+    Its generation guards changes to the consumer's own claims, as the
+    provider generation guards a provider's capacity.
+    """
+    __tablename__ = 'consumers'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_consumers0uuid'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(64), nullable=False)
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    start_time = sa.Column(sa.DateTime, nullable=False)
+    end_time = sa.Column(sa.DateTime, nullable=False)

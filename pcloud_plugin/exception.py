@@ -1,0 +1,114 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Typed errors of the ledger and the capacity engine.
+
+Each one carries the facts a caller needs to explain the refusal (which
+provider, class and window fell short, by how much, which rule was broken)
+both as attributes and in its message. code is the HTTP status an API
+layer maps it to.
+"""
+
+
+class PcloudException(Exception):
+    msg_fmt = 'An unknown error occurred.'
+    code = 500
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            message = self.msg_fmt % kwargs
+        self.message = message
+        super().__init__(message)
+
+
+class Invalid(PcloudException):
+    msg_fmt = 'Invalid input: %(reason)s'
+    code = 400
+
+
+class InvalidWindow(Invalid):
+    msg_fmt = 'Invalid window: %(reason)s'
+
+
+class InvalidAmount(Invalid):
+    msg_fmt = ('Invalid amount %(amount)r of %(resource_class)s: '
+               '%(reason)s')
+
+
+class InvalidInventory(Invalid):
+    msg_fmt = ('Invalid inventory of %(resource_class)s on provider '
+               '%(provider)s: %(reason)s')
+
+
+class InvalidName(Invalid):
+    msg_fmt = 'Invalid %(kind)s name %(name)r: %(reason)s'
+
+
+class UnknownResourceClass(Invalid):
+    msg_fmt = 'Unknown resource class %(name)s.'
+
+
+class UnknownTrait(Invalid):
+    msg_fmt = 'Unknown trait %(name)s.'
+
+
+class UnitRuleViolation(Invalid):
+    """An amount breaks its inventory's min_unit, max_unit or step_size."""
+    msg_fmt = ('Amount %(amount)d of %(resource_class)s on provider '
+               '%(provider)s breaks %(rule)s=%(limit)d.')
+
+
+class NotFound(PcloudException):
+    msg_fmt = 'Not found: %(reason)s'
+    code = 404
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = 'No resource provider %(provider)s.'
+
+
+class InventoryNotFound(NotFound):
+    msg_fmt = 'Provider %(provider)s has no inventory of %(resource_class)s.'
+
+
+class Conflict(PcloudException):
+    msg_fmt = 'Conflict: %(reason)s'
+    code = 409
+
+
+class CapacityExceeded(Conflict):
+    """A claim does not fit in part of its window."""
+    msg_fmt = ('Provider %(provider)s is short of %(resource_class)s in '
+               '[%(start)s, %(end)s): requested %(requested)d, peak usage '
+               '%(used)d of capacity %(capacity)d, short by %(short)d.')
+
+
+class InventoryInUse(Conflict):
+    msg_fmt = ('Inventory of %(resource_class)s on provider %(provider)s '
+               'cannot drop to capacity %(capacity)d: existing claims peak '
+               'at %(used)d from %(at)s.')
+
+
+class ResourceProviderInUse(Conflict):
+    msg_fmt = ('Resource provider %(provider)s has live claims and cannot '
+               'be removed.')
+
+
+class ConsumerExists(Conflict):
+    msg_fmt = 'Consumer %(consumer)s already holds claims.'
+
+
+class ConcurrentUpdateDetected(Conflict):
+    msg_fmt = ('Gave up after %(attempts)d attempts: concurrent updates kept '
+               'changing provider generations (%(providers)s).')
