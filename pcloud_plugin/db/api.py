@@ -172,12 +172,21 @@ def _ids_by_name(session, table, names):
     return dict(rows.all())
 
 
-def _class_ids(session, names):
-    """Ids of existing resource classes; any other name is refused."""
-    ids = _ids_by_name(session, _RC, names)
-    for name in names:
-        if name not in ids:
-            raise exception.UnknownResourceClass(name=name)
+def _class_ids(session, amounts):
+    """Ids of the classes claimed in ``amounts``.
+
+    A standard class that is not stored yet is known, but no provider has
+    inventory of it; any other unstored name is unknown.
+    """
+    ids = _ids_by_name(session, _RC, {
+        rc for resources in amounts.values() for rc in resources})
+    for uuid, resources in amounts.items():
+        for rc in resources:
+            if rc not in ids:
+                if rc in _STANDARD_CLASSES:
+                    raise exception.InventoryNotFound(
+                        provider=uuid, resource_class=rc)
+                raise exception.UnknownResourceClass(name=rc)
     return ids
 
 
@@ -274,7 +283,23 @@ def delete_provider(context, uuid):
         for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG):
             session.execute(table.delete().where(
                 table.c.resource_provider_id == row['id']))
+        # MySQL refuses to delete a row its own foreign key points at.
+        session.execute(_RP.update().where(_RP.c.id == row['id'])
+                        .values(root_provider_id=None))
         session.execute(_RP.delete().where(_RP.c.id == row['id']))
+
+
+def rename_provider(context, uuid, name):
+    configure()
+    with main_context_manager.writer.using(context) as session:
+        row = _provider_row(session, uuid)
+        try:
+            session.execute(_RP.update().where(_RP.c.id == row['id'])
+                            .values(name=name))
+            session.flush()
+        except db_exc.DBDuplicateEntry:
+            raise exception.Conflict(
+                reason='another provider is named %r' % name)
 
 
 @_writer_with_cas_retry
@@ -436,8 +461,7 @@ def _write_claims(session, consumer, window, amounts):
     providers = {}
     for uuid in amounts:
         providers[uuid] = _provider_row(session, uuid)
-    class_ids = _class_ids(
-        session, {rc for resources in amounts.values() for rc in resources})
+    class_ids = _class_ids(session, amounts)
     rp_ids = [p['id'] for p in providers.values()]
     inventories = {
         (r['resource_provider_id'], r['resource_class_id']): _inventory_of(r)

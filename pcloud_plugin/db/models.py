@@ -78,7 +78,8 @@ class Inventory(BASE, models.TimestampMixin):
     min_unit = sa.Column(sa.Integer, nullable=False)
     max_unit = sa.Column(sa.Integer, nullable=False)
     step_size = sa.Column(sa.Integer, nullable=False)
-    allocation_ratio = sa.Column(sa.Float, nullable=False)
+    # DOUBLE: a FLOAT on MySQL would turn 1.1 into 1.100000023841858.
+    allocation_ratio = sa.Column(sa.Double, nullable=False)
 
 
 class Trait(BASE, models.TimestampMixin):

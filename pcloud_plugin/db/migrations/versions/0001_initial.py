@@ -79,7 +79,7 @@ def upgrade():
         sa.Column('min_unit', sa.Integer, nullable=False),
         sa.Column('max_unit', sa.Integer, nullable=False),
         sa.Column('step_size', sa.Integer, nullable=False),
-        sa.Column('allocation_ratio', sa.Float, nullable=False),
+        sa.Column('allocation_ratio', sa.Double, nullable=False),
         sa.UniqueConstraint(
             'resource_provider_id', 'resource_class_id',
             name='uniq_inventories0resource_provider_resource_class'),

@@ -1,0 +1,80 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Read capacity facts from Placement through a keystoneauth adapter."""
+
+from keystoneauth1 import loading as ks_loading
+
+from pcloud_plugin.capacity import forest as forest_mod
+from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin import conf
+from pcloud_plugin.conf import placement as placement_conf
+from pcloud_plugin import exception
+
+CONF = conf.CONF
+
+# 1.14: parent and root provider uuids; 1.19: aggregates with generation.
+MICROVERSION = '1.19'
+_INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit',
+                     'step_size', 'allocation_ratio')
+
+
+def get_adapter(conf_=None):
+    """A keystoneauth adapter for Placement built from [placement]."""
+    conf_ = conf_ or CONF
+    group = placement_conf.GROUP
+    auth = ks_loading.load_auth_from_conf_options(conf_, group)
+    session = ks_loading.load_session_from_conf_options(
+        conf_, group, auth=auth)
+    return ks_loading.load_adapter_from_conf_options(
+        conf_, group, session=session, auth=auth)
+
+
+class PlacementError(exception.PcloudException):
+    msg_fmt = 'Placement answered %(status)s to GET %(url)s: %(body)s'
+    code = 502
+
+
+def _get(adapter, url):
+    response = adapter.get(url, microversion=MICROVERSION, raise_exc=False)
+    if response.status_code != 200:
+        raise PlacementError(status=response.status_code, url=url,
+                             body=response.text[:500])
+    return response.json()
+
+
+def read_forest(adapter):
+    """Every provider with its inventories, traits and aggregates.
+
+    Usage is left empty: Placement's allocations are not windowed, the
+    ledger's are.
+    """
+    providers = []
+    for rp in _get(adapter, '/resource_providers')['resource_providers']:
+        uuid = rp['uuid']
+        inventories = _get(
+            adapter, '/resource_providers/%s/inventories' % uuid)
+        providers.append(forest_mod.Provider(
+            uuid=uuid, name=rp['name'], generation=rp['generation'],
+            parent_uuid=rp['parent_provider_uuid'],
+            root_uuid=rp['root_provider_uuid'],
+            inventories={
+                rc: inv_mod.Inventory(
+                    **{f: inv[f] for f in _INVENTORY_FIELDS})
+                for rc, inv in inventories['inventories'].items()},
+            traits=frozenset(_get(
+                adapter, '/resource_providers/%s/traits' % uuid)['traits']),
+            aggregates=frozenset(_get(
+                adapter,
+                '/resource_providers/%s/aggregates' % uuid)['aggregates'])))
+    return forest_mod.ProviderForest(providers)

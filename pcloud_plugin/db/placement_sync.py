@@ -1,0 +1,120 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Mirror Placement's providers into the ledger, idempotently."""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class SyncReport:
+    created: list = dataclasses.field(default_factory=list)
+    updated: list = dataclasses.field(default_factory=list)
+    deleted: list = dataclasses.field(default_factory=list)
+    # (uuid, why) of what could not be mirrored and needs an operator:
+    # providers gone from Placement but holding live claims, inventories
+    # that shrank below what is claimed, re-parenting.
+    problems: list = dataclasses.field(default_factory=list)
+
+    @property
+    def changed(self):
+        return bool(self.created or self.updated or self.deleted)
+
+
+def _depth_first(forest):
+    """Parents before children, so a child's parent always exists."""
+    ordered = []
+
+    def visit(uuid):
+        ordered.append(forest[uuid])
+        for child in sorted(forest.children[uuid]):
+            visit(child)
+    for provider in sorted(forest, key=lambda p: p.uuid):
+        if provider.parent_uuid is None:
+            visit(provider.uuid)
+    return ordered
+
+
+def sync(context, forest):
+    """Make the ledger's providers match forest (read from Placement)."""
+    report = SyncReport()
+    ours = {p['uuid']: p for p in db_api.list_providers(context)}
+    for provider in _depth_first(forest):
+        uuid = provider.uuid
+        mine = ours.get(uuid)
+        if mine is None:
+            db_api.create_provider(context, uuid, provider.name,
+                                   parent_uuid=provider.parent_uuid)
+            report.created.append(uuid)
+            changed = False
+        else:
+            changed = _sync_identity(context, provider, mine, report)
+        try:
+            changed |= _sync_facts(context, provider)
+        except exception.InventoryInUse as e:
+            report.problems.append((uuid, e.message))
+        if changed and mine is not None:
+            report.updated.append(uuid)
+
+    # Children before parents, so a parent is empty when its turn comes.
+    gone = [uuid for uuid in reversed(list(ours)) if uuid not in
+            forest.providers]
+    for uuid in gone:
+        try:
+            db_api.delete_provider(context, uuid)
+            report.deleted.append(uuid)
+        except exception.Conflict as e:
+            LOG.warning('Provider %s is gone from Placement but kept: %s',
+                        uuid, e.message)
+            report.problems.append((uuid, 'gone from Placement but kept: '
+                                    + e.message))
+    return report
+
+
+def _sync_identity(context, provider, mine, report):
+    changed = False
+    if mine['name'] != provider.name:
+        db_api.rename_provider(context, provider.uuid, provider.name)
+        changed = True
+    if mine['parent_provider_uuid'] != provider.parent_uuid:
+        if mine['parent_provider_uuid'] is None:
+            db_api.set_parent(context, provider.uuid, provider.parent_uuid)
+            changed = True
+        else:
+            report.problems.append((provider.uuid, 'moved to parent %s in '
+                                    'Placement; re-parenting is not '
+                                    'mirrored' % provider.parent_uuid))
+    return changed
+
+
+def _sync_facts(context, provider):
+    changed = False
+    inventories = db_api.get_inventories(context, provider.uuid)
+    if inventories != provider.inventories:
+        db_api.set_inventories(context, provider.uuid, provider.inventories)
+        changed = True
+    if db_api.get_traits(context, provider.uuid) != set(provider.traits):
+        db_api.set_traits(context, provider.uuid, provider.traits)
+        changed = True
+    aggregates = db_api.get_aggregates(context, provider.uuid)
+    if aggregates != set(provider.aggregates):
+        db_api.set_aggregates(context, provider.uuid, provider.aggregates)
+        changed = True
+    return changed

@@ -1,0 +1,368 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ledger API on a real database (SQLite here; the functional tier
+
+runs the same tests on MariaDB and PostgreSQL).
+"""
+
+import datetime
+
+import fixtures
+
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin import exception
+from pcloud_plugin.tests import base
+
+T0 = datetime.datetime(2030, 1, 1)
+
+
+def hours(n):
+    return T0 + datetime.timedelta(hours=n)
+
+
+class LedgerAPITests(base.LedgerTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.cn1 = self._provider('cn1', VCPU=Inventory(8))
+        self.cn2 = self._provider('cn2', VCPU=Inventory(8))
+
+    def _provider(self, name, parent=None, **inventories):
+        uuid = 'uuid-' + name
+        db_api.create_provider(self.context, uuid, name, parent_uuid=parent)
+        if inventories:
+            db_api.set_inventories(self.context, uuid, inventories)
+        return uuid
+
+    def _claim(self, consumer, amounts, start=None, end=None):
+        return db_api.claim(self.context, consumer, amounts, start, end)
+
+    def _vcpu_usage(self, provider, start=T0, end=None):
+        return db_api.get_usage(self.context, provider, start, end).get(
+            'VCPU', 0)
+
+    # --- providers --------------------------------------------------------
+
+    def test_tree_links(self):
+        numa = self._provider('numa0', parent=self.cn1)
+        dev = self._provider('dev0', parent=numa)
+        got = db_api.get_provider(self.context, dev)
+        self.assertEqual(numa, got['parent_provider_uuid'])
+        self.assertEqual(self.cn1, got['root_provider_uuid'])
+        root = db_api.get_provider(self.context, self.cn1)
+        self.assertEqual(self.cn1, root['root_provider_uuid'])
+        self.assertIsNone(root['parent_provider_uuid'])
+
+    def test_duplicate_provider_refused(self):
+        self.assertRaises(exception.Conflict, db_api.create_provider,
+                          self.context, self.cn1, 'other')
+        self.assertRaises(exception.Conflict, db_api.create_provider,
+                          self.context, 'uuid-other', 'cn1')
+
+    def test_unknown_parent(self):
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          db_api.create_provider, self.context, 'u', 'n',
+                          parent_uuid='nope')
+
+    def test_delete_provider_with_live_claim_refused(self):
+        self._claim('c1', {self.cn1: {'VCPU': 1}})
+        self.assertRaises(exception.ResourceProviderInUse,
+                          db_api.delete_provider, self.context, self.cn1)
+        db_api.release(self.context, 'c1')
+        db_api.delete_provider(self.context, self.cn1)
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          db_api.get_provider, self.context, self.cn1)
+
+    def test_delete_provider_with_children_refused(self):
+        self._provider('numa0', parent=self.cn1)
+        self.assertRaises(exception.Conflict, db_api.delete_provider,
+                          self.context, self.cn1)
+
+    def test_set_parent_moves_subtree_root(self):
+        child = self._provider('child')
+        grandchild = self._provider('grandchild', parent=child)
+        db_api.set_parent(self.context, child, self.cn1)
+        self.assertEqual(self.cn1, db_api.get_provider(
+            self.context, grandchild)['root_provider_uuid'])
+        self.assertRaises(exception.Conflict, db_api.set_parent,
+                          self.context, child, self.cn2)
+
+    # --- inventories, traits, aggregates ----------------------------------
+
+    def test_capacity_uses_reserved_and_ratio(self):
+        db_api.set_inventories(self.context, self.cn1, {
+            'VCPU': Inventory(8, reserved=2, allocation_ratio=1.5)})
+        self._claim('c1', {self.cn1: {'VCPU': 9}})
+        e = self.assertRaises(exception.CapacityExceeded, self._claim, 'c2',
+                              {self.cn1: {'VCPU': 1}})
+        self.assertEqual(9, e.kwargs['capacity'])
+        self.assertEqual(1, e.kwargs['short'])
+
+    def test_invalid_inventory_refused_and_nothing_written(self):
+        before = db_api.get_provider(self.context, self.cn1)['generation']
+        for bad in (Inventory(8, reserved=9), Inventory(0),
+                    Inventory(8, min_unit=4, max_unit=2),
+                    Inventory(8, step_size=0),
+                    Inventory(8, allocation_ratio=0),
+                    Inventory(8, allocation_ratio=float('nan')),
+                    Inventory(-1), Inventory('8')):
+            self.assertRaises(exception.InvalidInventory,
+                              db_api.set_inventories, self.context,
+                              self.cn1, {'VCPU': bad, 'DISK_GB': Inventory(
+                                  100)})
+        self.assertEqual({'VCPU': Inventory(8)},
+                         db_api.get_inventories(self.context, self.cn1))
+        self.assertEqual(before, db_api.get_provider(
+            self.context, self.cn1)['generation'])
+
+    def test_bad_resource_class_name_refused(self):
+        e = self.assertRaises(exception.InvalidName, db_api.set_inventories,
+                              self.context, self.cn1,
+                              {'NOT_A_CLASS': Inventory(1)})
+        self.assertIn('NOT_A_CLASS', e.message)
+        db_api.set_inventories(self.context, self.cn1,
+                               {'CUSTOM_GOLD': Inventory(1)})
+        self.assertEqual({'CUSTOM_GOLD': Inventory(1)},
+                         db_api.get_inventories(self.context, self.cn1))
+
+    def test_inventory_shrink_below_future_claims_refused(self):
+        self._claim('c1', {self.cn1: {'VCPU': 6}}, hours(1), hours(2))
+        e = self.assertRaises(exception.InventoryInUse,
+                              db_api.set_inventories, self.context,
+                              self.cn1, {'VCPU': Inventory(5)})
+        self.assertEqual(6, e.kwargs['used'])
+        self.assertRaises(exception.InventoryInUse, db_api.set_inventories,
+                          self.context, self.cn1,
+                          {'MEMORY_MB': Inventory(5)})
+        self.assertEqual({'VCPU': Inventory(8)},
+                         db_api.get_inventories(self.context, self.cn1))
+        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(6)})
+
+    def test_inventory_shrink_ignores_past_claims(self):
+        past = datetime.datetime(2000, 1, 1)
+        self._claim('old', {self.cn1: {'VCPU': 8}}, past,
+                    past + datetime.timedelta(days=1))
+        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(1)})
+
+    def test_inventory_generation_check(self):
+        gen = db_api.get_provider(self.context, self.cn1)['generation']
+        self.assertRaises(exception.Conflict, db_api.set_inventories,
+                          self.context, self.cn1, {'VCPU': Inventory(4)},
+                          generation=gen + 1)
+        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(4)},
+                               generation=gen)
+        self.assertEqual(gen + 1, db_api.get_provider(
+            self.context, self.cn1)['generation'])
+
+    def test_traits_and_aggregates(self):
+        db_api.set_traits(self.context, self.cn1,
+                          ['HW_CPU_X86_AVX2', 'CUSTOM_RED'])
+        db_api.set_aggregates(self.context, self.cn1, ['agg-a', 'agg-b'])
+        self.assertEqual({'HW_CPU_X86_AVX2', 'CUSTOM_RED'},
+                         db_api.get_traits(self.context, self.cn1))
+        self.assertEqual({'agg-a', 'agg-b'},
+                         db_api.get_aggregates(self.context, self.cn1))
+        db_api.set_traits(self.context, self.cn1, ['CUSTOM_RED'])
+        self.assertEqual({'CUSTOM_RED'},
+                         db_api.get_traits(self.context, self.cn1))
+        self.assertRaises(exception.InvalidName, db_api.set_traits,
+                          self.context, self.cn1, ['lower_case'])
+
+    # --- claims -----------------------------------------------------------
+
+    def test_exactly_capacity_fits(self):
+        for i in range(4):
+            self._claim('c%d' % i, {self.cn1: {'VCPU': 2}}, hours(0),
+                        hours(10))
+        e = self.assertRaises(exception.CapacityExceeded, self._claim, 'c5',
+                              {self.cn1: {'VCPU': 1}}, hours(5), hours(6))
+        self.assertEqual(self.cn1, e.kwargs['provider'])
+        self.assertEqual('VCPU', e.kwargs['resource_class'])
+        self.assertEqual(8, e.kwargs['used'])
+        self.assertEqual(1, e.kwargs['short'])
+        self.assertIn('short by 1', e.message)
+
+    def test_disjoint_and_touching_windows_share_capacity(self):
+        self._claim('a', {self.cn1: {'VCPU': 8}}, hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 8}}, hours(2), hours(4))
+        self._claim('c', {self.cn1: {'VCPU': 8}}, hours(5), hours(6))
+        self.assertRaises(exception.CapacityExceeded, self._claim, 'd',
+                          {self.cn1: {'VCPU': 1}}, hours(1), hours(3))
+
+    def test_peak_not_sum_of_overlapping(self):
+        # Two claims of 4 that overlap a window but not each other.
+        self._claim('a', {self.cn1: {'VCPU': 4}}, hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 4}}, hours(3), hours(5))
+        self._claim('c', {self.cn1: {'VCPU': 4}}, hours(0), hours(5))
+        e = self.assertRaises(exception.CapacityExceeded, self._claim, 'd',
+                              {self.cn1: {'VCPU': 1}}, hours(1), hours(4))
+        self.assertEqual(8, e.kwargs['used'])
+        self._claim('e', {self.cn1: {'VCPU': 4}}, hours(2), hours(3))
+
+    def test_open_ended_claim_blocks_every_later_window(self):
+        self._claim('forever', {self.cn1: {'VCPU': 8}}, hours(10))
+        self._claim('before', {self.cn1: {'VCPU': 8}}, hours(0), hours(10))
+        self.assertRaises(exception.CapacityExceeded, self._claim, 'later',
+                          {self.cn1: {'VCPU': 1}}, hours(1000),
+                          hours(1001))
+        self.assertIsNone(db_api.get_claims(self.context, 'forever')['end'])
+
+    def test_multi_provider_claim_is_all_or_nothing(self):
+        self._claim('hog', {self.cn2: {'VCPU': 8}}, hours(0), hours(1))
+        e = self.assertRaises(
+            exception.CapacityExceeded, self._claim, 'both',
+            {self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}}, hours(0),
+            hours(1))
+        self.assertEqual(self.cn2, e.kwargs['provider'])
+        self.assertIsNone(db_api.get_claims(self.context, 'both'))
+        self.assertEqual(0, self._vcpu_usage(self.cn1))
+        self._claim('both', {self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}},
+                    hours(1), hours(2))
+        self.assertEqual({self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}},
+                         db_api.get_claims(self.context, 'both')['amounts'])
+
+    def test_unit_rules(self):
+        db_api.set_inventories(self.context, self.cn1, {
+            'DISK_GB': Inventory(1000, min_unit=5, max_unit=100,
+                                 step_size=10)})
+        for amount, rule in ((4, 'min_unit'), (110, 'max_unit'),
+                             (15, 'step_size')):
+            e = self.assertRaises(exception.UnitRuleViolation, self._claim,
+                                  'c', {self.cn1: {'DISK_GB': amount}})
+            self.assertEqual(rule, e.kwargs['rule'])
+        self._claim('c', {self.cn1: {'DISK_GB': 20}})
+
+    def test_bad_input_refused(self):
+        for amount in (0, -1, 1.5, True, '2'):
+            self.assertRaises(exception.InvalidAmount, self._claim, 'c',
+                              {self.cn1: {'VCPU': amount}})
+        self.assertRaises(exception.InvalidWindow, self._claim, 'c',
+                          {self.cn1: {'VCPU': 1}}, hours(2), hours(2))
+        self.assertRaises(exception.InvalidWindow, self._claim, 'c',
+                          {self.cn1: {'VCPU': 1}}, hours(2), hours(1))
+        self.assertRaises(exception.InvalidWindow, self._claim, 'c',
+                          {self.cn1: {'VCPU': 1}}, '2030-01-01')
+        self.assertRaises(exception.Invalid, self._claim, 'c', {})
+        self.assertRaises(exception.UnknownResourceClass, self._claim, 'c',
+                          {self.cn1: {'CUSTOM_NOPE': 1}})
+        self.assertRaises(exception.InventoryNotFound, self._claim, 'c',
+                          {self.cn1: {'MEMORY_MB': 1}})
+        self.assertRaises(exception.ResourceProviderNotFound, self._claim,
+                          'c', {'nope': {'VCPU': 1}})
+        self.assertIsNone(db_api.get_claims(self.context, 'c'))
+
+    def test_consumer_claims_once(self):
+        self._claim('c', {self.cn1: {'VCPU': 1}})
+        self.assertRaises(exception.ConsumerExists, self._claim, 'c',
+                          {self.cn2: {'VCPU': 1}})
+
+    def test_claim_bumps_generation(self):
+        before = db_api.get_provider(self.context, self.cn1)['generation']
+        self._claim('c', {self.cn1: {'VCPU': 1}})
+        self.assertEqual(before + 1, db_api.get_provider(
+            self.context, self.cn1)['generation'])
+
+    def test_release_frees_capacity(self):
+        self._claim('c', {self.cn1: {'VCPU': 8}}, hours(0), hours(1))
+        self.assertTrue(db_api.release(self.context, 'c'))
+        self.assertFalse(db_api.release(self.context, 'c'))
+        self._claim('d', {self.cn1: {'VCPU': 8}}, hours(0), hours(1))
+
+    # --- changes ----------------------------------------------------------
+
+    def test_move_window(self):
+        self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 6}}, hours(4), hours(6))
+        self.assertRaises(exception.CapacityExceeded, db_api.change_claim,
+                          self.context, 'b', start=hours(1), end=hours(3))
+        self.assertEqual(hours(4), db_api.get_claims(
+            self.context, 'b')['start'])
+        db_api.change_claim(self.context, 'b', start=hours(2), end=hours(3))
+        got = db_api.get_claims(self.context, 'b')
+        self.assertEqual((hours(2), hours(3)), (got['start'], got['end']))
+
+    def test_change_amount_counts_only_others(self):
+        self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
+        # Growing to the full host is fine: its own 6 do not count.
+        db_api.change_claim(self.context, 'a', {self.cn1: {'VCPU': 8}})
+        self.assertEqual(8, self._vcpu_usage(self.cn1))
+        self._claim('b', {self.cn2: {'VCPU': 2}}, hours(0), hours(2))
+        self.assertRaises(exception.CapacityExceeded, db_api.change_claim,
+                          self.context, 'b', {self.cn1: {'VCPU': 1}})
+        self.assertEqual({self.cn2: {'VCPU': 2}},
+                         db_api.get_claims(self.context, 'b')['amounts'])
+
+    def test_change_to_open_end(self):
+        self._claim('a', {self.cn1: {'VCPU': 1}}, hours(0), hours(2))
+        db_api.change_claim(self.context, 'a', open_end=True)
+        self.assertIsNone(db_api.get_claims(self.context, 'a')['end'])
+
+    def test_change_unknown_consumer(self):
+        self.assertRaises(exception.NotFound, db_api.change_claim,
+                          self.context, 'nobody', start=hours(1))
+
+    # --- compare-and-swap -------------------------------------------------
+
+    def _lose_races(self, times):
+        real = db_api._bump_generation
+        lost = []
+
+        def bump(session, table, row_id, generation, what):
+            if len(lost) < times:
+                lost.append(what)
+                raise db_api._GenerationConflict(what)
+            return real(session, table, row_id, generation, what)
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.api._bump_generation', bump))
+        return lost
+
+    def test_lost_race_is_retried(self):
+        lost = self._lose_races(3)
+        self._claim('c', {self.cn1: {'VCPU': 8}})
+        self.assertEqual(3, len(lost))
+        self.assertEqual(8, self._vcpu_usage(self.cn1, start=None))
+
+    def test_too_many_lost_races_fail_with_nothing_written(self):
+        self.conf.set_override('claim_retries', 2, group='ledger')
+        self._lose_races(100)
+        e = self.assertRaises(exception.ConcurrentUpdateDetected,
+                              self._claim, 'c', {self.cn1: {'VCPU': 8}})
+        self.assertEqual(3, e.kwargs['attempts'])
+        self.assertIsNone(db_api.get_claims(self.context, 'c'))
+        self.assertEqual(0, self._vcpu_usage(self.cn1, start=None))
+
+    # --- the snapshot the candidates engine reads -------------------------
+
+    def test_load_forest_usage_is_window_peak(self):
+        numa = self._provider('numa0', parent=self.cn1,
+                              MEMORY_MB=Inventory(1024))
+        db_api.set_traits(self.context, numa, ['HW_NUMA_ROOT'])
+        db_api.set_aggregates(self.context, self.cn1, ['agg'])
+        self._claim('a', {self.cn1: {'VCPU': 3}, numa: {'MEMORY_MB': 512}},
+                    hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 2}}, hours(1), hours(3))
+        forest = db_api.load_forest(self.context, hours(0), hours(1))
+        self.assertEqual({'VCPU': 3}, forest[self.cn1].usage)
+        self.assertEqual({'MEMORY_MB': 512}, forest[numa].usage)
+        self.assertEqual(self.cn1, forest[numa].root_uuid)
+        self.assertEqual(self.cn1, forest[numa].parent_uuid)
+        self.assertEqual(frozenset(['HW_NUMA_ROOT']), forest[numa].traits)
+        self.assertEqual(frozenset(['agg']), forest[self.cn1].aggregates)
+        self.assertEqual(5, db_api.load_forest(
+            self.context, hours(0), hours(3))[self.cn1].usage['VCPU'])
+        self.assertEqual({}, db_api.load_forest(
+            self.context, hours(3), hours(4))[self.cn1].usage)
+        self.assertEqual(3, forest[self.cn1].free('VCPU') - 2)
