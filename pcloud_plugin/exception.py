@@ -89,9 +89,10 @@ class Conflict(PcloudException):
 
 class CapacityExceeded(Conflict):
     """A claim does not fit in part of its window."""
-    msg_fmt = ('Provider %(provider)s is short of %(resource_class)s in '
-               '[%(start)s, %(end)s): requested %(requested)d, peak usage '
-               '%(used)d of capacity %(capacity)d, short by %(short)d.')
+    msg_fmt = ('Provider %(provider)s is short of %(resource_class)s at '
+               '%(at)s in window %(window)s: requested %(requested)d, peak '
+               'usage %(used)d of capacity %(capacity)d, short by '
+               '%(short)d.')
 
 
 class InventoryInUse(Conflict):
@@ -112,3 +113,8 @@ class ConsumerExists(Conflict):
 class ConcurrentUpdateDetected(Conflict):
     msg_fmt = ('Gave up after %(attempts)d attempts: concurrent updates kept '
                'changing provider generations (%(providers)s).')
+
+
+class InvalidCandidatesRequest(Invalid):
+    """An allocation-candidates request Placement would refuse with 400."""
+    msg_fmt = 'Invalid allocation candidates request: %(reason)s'

@@ -499,9 +499,7 @@ def _write_claims(session, consumer, window, amounts):
             if used + amount > capacity:
                 raise exception.CapacityExceeded(
                     provider=uuid, resource_class=rc,
-                    start=(at or window.start).isoformat(),
-                    end='open' if window.end is None
-                    else window.end.isoformat(),
+                    at=(at or window.start).isoformat(), window=window,
                     requested=amount, used=used, capacity=capacity,
                     short=used + amount - capacity)
             rows.append(dict(

@@ -1,0 +1,147 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Admission cost as the ledger grows.
+
+1,000 providers hold N time-bounded allocations spread over a year; we time
+checking and claiming one new 10-slot reservation (one slot on each of 10
+providers, for one day), as a median over many claims. Target: under 20 ms
+at N = 10,000 on SQLite, growing no faster than the allocations that
+overlap the claimed window (printed beside each figure).
+"""
+
+import datetime
+import os
+import random
+import statistics
+import tempfile
+import time
+
+from oslo_config import cfg
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import migration
+from pcloud_plugin.db import models
+
+PROVIDERS = 1000
+SLOTS = 10
+SLOT = {'VCPU': 2, 'MEMORY_MB': 2048}
+HORIZON_DAYS = 365
+T0 = datetime.datetime(2031, 1, 1)
+
+
+def _load(engine, allocations, rng):
+    """Providers, inventories and allocations straight through Core:
+
+    setting up is not what is measured.
+    """
+    md = models.BASE.metadata.tables
+    now = datetime.datetime.utcnow()
+    with engine.begin() as conn:
+        conn.execute(md['resource_classes'].insert(), [
+            {'id': 1, 'name': 'VCPU'}, {'id': 2, 'name': 'MEMORY_MB'}])
+        conn.execute(md['resource_providers'].insert(), [
+            {'id': i, 'uuid': 'rp-%04d' % i, 'name': 'cn%04d' % i,
+             'generation': 0, 'can_host': 1, 'root_provider_id': None,
+             'created_at': now} for i in range(1, PROVIDERS + 1)])
+        conn.execute(md['resource_providers'].update().values(
+            root_provider_id=md['resource_providers'].c.id))
+        conn.execute(md['inventories'].insert(), [
+            dict(resource_provider_id=i, resource_class_id=rc, total=total,
+                 reserved=0, min_unit=1, max_unit=total, step_size=1,
+                 allocation_ratio=ratio, created_at=now)
+            for i in range(1, PROVIDERS + 1)
+            for rc, total, ratio in ((1, 64, 16.0), (2, 262144, 1.5))])
+        rows = []
+        for n in range(allocations):
+            start = T0 + datetime.timedelta(
+                hours=rng.randrange(HORIZON_DAYS * 24))
+            end = start + datetime.timedelta(hours=rng.randint(24, 7 * 24))
+            rp = rng.randint(1, PROVIDERS)
+            for rc, used in ((1, SLOT['VCPU']), (2, SLOT['MEMORY_MB'])):
+                rows.append(dict(
+                    resource_provider_id=rp, resource_class_id=rc,
+                    consumer_id='old-%d' % n, used=used, start_time=start,
+                    end_time=end, created_at=now))
+            if len(rows) >= 20000:
+                conn.execute(md['allocations'].insert(), rows)
+                rows = []
+        if rows:
+            conn.execute(md['allocations'].insert(), rows)
+
+
+def _overlapping(engine, providers, start, end):
+    alloc = models.Allocation.__table__
+    with engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).where(
+            alloc.c.resource_provider_id.in_(
+                [int(p[3:]) for p in providers]),
+            alloc.c.end_time > start, alloc.c.start_time < end)).scalar()
+
+
+def measure(allocations, claims, url=None):
+    """(median ms, p90 ms, mean overlapping rows) for one ledger size."""
+    rng = random.Random(allocations)
+    tmp = None
+    if url is None:
+        tmp = tempfile.mkdtemp(prefix='pcloud-bench-')
+        url = 'sqlite:///%s' % os.path.join(tmp, 'ledger.db')
+    conf = cfg.CONF
+    conf.set_override('connection', url, group='pcloud_database')
+    db_api._configured = False
+    db_api.main_context_manager = db_api.enginefacade.transaction_context()
+    engine = db_api.get_engine()
+    migration.upgrade(engine=engine)
+    _load(engine, allocations, rng)
+    context = context_mod.get_admin_context()
+    timings, overlaps = [], []
+    for n in range(claims):
+        start = T0 + datetime.timedelta(hours=rng.randrange(
+            (HORIZON_DAYS - 1) * 24))
+        end = start + datetime.timedelta(days=1)
+        providers = ['rp-%04d' % i for i in rng.sample(
+            range(1, PROVIDERS + 1), SLOTS)]
+        overlaps.append(_overlapping(engine, providers, start, end))
+        began = time.perf_counter()
+        db_api.claim(context, uuidutils.generate_uuid(),
+                     {p: dict(SLOT) for p in providers}, start, end)
+        timings.append((time.perf_counter() - began) * 1000)
+    db_api.main_context_manager.dispose_pool()
+    timings.sort()
+    return (statistics.median(timings), timings[int(len(timings) * 0.9)],
+            statistics.mean(overlaps))
+
+
+def run(quick=False):
+    claims = 50 if quick else 300
+    print('\nLedger admission: check and claim one 10-slot reservation '
+          '(1,000 providers, SQLite)')
+    print('%-12s %10s %10s %22s'
+          % ('allocations', 'p50 ms', 'p90 ms', 'overlapping rows/claim'))
+    results = {}
+    for allocations in (10000, 100000):
+        p50, p90, overlap = measure(allocations, claims)
+        results[allocations] = (p50, overlap)
+        print('%-12d %10.2f %10.2f %22.1f'
+              % (allocations, p50, p90, overlap))
+    p50_small, ov_small = results[10000]
+    p50_big, ov_big = results[100000]
+    print('growth x%.2f in time for x%.2f in overlapping rows; target '
+          '< 20 ms at 10,000: %s' % (
+              p50_big / p50_small, ov_big / max(ov_small, 1e-9),
+              'met' if p50_small < 20 else 'MISSED'))
+    return results
