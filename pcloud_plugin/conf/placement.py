@@ -24,12 +24,27 @@ GROUP = 'placement'
 DEFAULT_SERVICE_TYPE = 'placement'
 
 
+def _adapter_opts():
+    """keystoneauth's adapter options, with Placement's defaults built in
+
+    (not set_default: a config reset would forget those).
+    """
+    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    for opt in opts:
+        if opt.dest == 'service_type':
+            opt.default = DEFAULT_SERVICE_TYPE
+        elif opt.dest == 'valid_interfaces':
+            opt.default = ['internal', 'public']
+    return opts
+
+
+_ADAPTER_OPTS = _adapter_opts()
+
+
 def register_opts(conf):
     ks_loading.register_session_conf_options(conf, GROUP)
     ks_loading.register_auth_conf_options(conf, GROUP)
-    ks_loading.register_adapter_conf_options(conf, GROUP)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE, group=GROUP)
-    conf.set_default('valid_interfaces', ['internal', 'public'], group=GROUP)
+    conf.register_opts(_ADAPTER_OPTS, group=GROUP)
 
 
 def list_opts():
@@ -37,4 +52,4 @@ def list_opts():
         ks_loading.get_session_conf_options()
         + ks_loading.get_auth_common_conf_options()
         + ks_loading.get_auth_plugin_conf_options('password')
-        + ks_loading.get_adapter_conf_options(include_deprecated=False))}
+        + _ADAPTER_OPTS)}

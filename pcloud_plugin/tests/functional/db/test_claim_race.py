@@ -149,4 +149,3 @@ class ClaimRace(base.TestCase):
 
 class ClaimRacePostgreSQL(ClaimRace):
     DRIVER = 'postgresql'
-
