@@ -30,7 +30,7 @@ _INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit',
 
 
 def get_adapter(conf_=None):
-    """A keystoneauth adapter for Placement built from [placement]."""
+    """A keystoneauth adapter for Placement built from [pcloud_placement]."""
     conf_ = conf_ or CONF
     group = placement_conf.GROUP
     auth = ks_loading.load_auth_from_conf_options(conf_, group)

@@ -12,15 +12,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The [placement] group: how the ledger reaches Placement.
+"""The [pcloud_placement] group: how the ledger reaches Placement.
 
 The usual keystoneauth session, auth and adapter options, so it is
-configured exactly like nova's own [placement] section.
+configured like nova's own [placement] section. Its own group because our
+code runs inside nova and blazar processes, which register [placement]
+with options of their own.
 """
 
 from keystoneauth1 import loading as ks_loading
 
-GROUP = 'placement'
+GROUP = 'pcloud_placement'
 DEFAULT_SERVICE_TYPE = 'placement'
 
 

@@ -36,14 +36,14 @@ class PlacementSyncTests(base.LedgerTestCase):
     def setUp(self):
         super().setUp()
         self.placement = self.useFixture(placement_service.PlacementService())
-        # Reach it exactly as an operator's [placement] section would.
+        # Reach it exactly as an operator's config would.
         self.conf.register_opts(
             ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group='placement')
-        self.conf.set_override('auth_type', 'admin_token', group='placement')
-        self.conf.set_override('endpoint', self.placement.url,
-                               group='placement')
-        self.conf.set_override('token', 'admin', group='placement')
+            group='pcloud_placement')
+        for name, value in (('auth_type', 'admin_token'),
+                            ('endpoint', self.placement.url),
+                            ('token', 'admin')):
+            self.conf.set_override(name, value, group='pcloud_placement')
         p = self.placement
         self.cn1 = p.create_provider('cn1')
         self.numa0 = p.create_provider('cn1-numa0', parent=self.cn1)
@@ -155,8 +155,8 @@ class PlacementSyncCommand(base.TestCase):
         config = os.path.join(tmp, 'pcloud.conf')
         with open(config, 'w') as f:
             f.write('[pcloud_database]\nconnection = sqlite:///%s/l.db\n'
-                    '[placement]\nauth_type = admin_token\nendpoint = %s\n'
-                    'token = admin\n' % (tmp, placement.url))
+                    '[pcloud_placement]\nauth_type = admin_token\n'
+                    'endpoint = %s\ntoken = admin\n' % (tmp, placement.url))
 
         def manage(*args):
             return subprocess.run(
