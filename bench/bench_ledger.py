@@ -19,6 +19,11 @@ checking and claiming one new 10-slot reservation (one slot on each of 10
 providers, for one day), as a median over many claims. Target: under 20 ms
 at N = 10,000 on SQLite, growing no faster than the allocations that
 overlap the claimed window (printed beside each figure).
+
+The peer is Placement's own claim, PUT /allocations/{consumer}, on the same
+providers holding the same N allocations (timeless there, so all of them
+count), in-process over loopback HTTP on its own SQLite database. Its
+figure includes the WSGI round trip (well under a millisecond here).
 """
 
 import datetime
@@ -126,18 +131,68 @@ def measure(allocations, claims, url=None):
             statistics.mean(overlaps))
 
 
+def measure_placement(allocations, claims):
+    """Median ms of Placement's PUT /allocations for the same claim."""
+    from pcloud_plugin.tests.functional import placement_service
+
+    rng = random.Random(allocations)
+    service = placement_service.PlacementService()
+    service.setUp()
+    try:
+        client = service.client
+        uuids = []
+        for i in range(1, PROVIDERS + 1):
+            uuid = service.create_provider('cn%04d' % i)
+            client.put('/resource_providers/%s/inventories' % uuid, json={
+                'resource_provider_generation': 0, 'inventories': {
+                    'VCPU': {'total': 64, 'max_unit': 64,
+                             'allocation_ratio': 16.0},
+                    'MEMORY_MB': {'total': 262144, 'max_unit': 262144,
+                                  'allocation_ratio': 1.5}}})
+            uuids.append(uuid)
+        batch = {}
+        for n in range(allocations):
+            batch[uuidutils.generate_uuid()] = {
+                'allocations': {rng.choice(uuids): {'resources': dict(SLOT)}},
+                'project_id': 'p', 'user_id': 'u',
+                'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+            if len(batch) == 1000:
+                client.post('/allocations', json=batch)
+                batch = {}
+        if batch:
+            client.post('/allocations', json=batch)
+        timings = []
+        for n in range(claims):
+            body = {'allocations': {rp: {'resources': dict(SLOT)}
+                                    for rp in rng.sample(uuids, SLOTS)},
+                    'project_id': 'p', 'user_id': 'u',
+                    'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+            url = '/allocations/%s' % uuidutils.generate_uuid()
+            began = time.perf_counter()
+            client.put(url, json=body)
+            timings.append((time.perf_counter() - began) * 1000)
+        return statistics.median(timings)
+    finally:
+        service.cleanUp()
+
+
 def run(quick=False):
     claims = 50 if quick else 300
     print('\nLedger admission: check and claim one 10-slot reservation '
           '(1,000 providers, SQLite)')
-    print('%-12s %10s %10s %22s'
-          % ('allocations', 'p50 ms', 'p90 ms', 'overlapping rows/claim'))
+    print('%-12s %10s %10s %13s %16s %8s'
+          % ('allocations', 'p50 ms', 'p90 ms', 'overlap/claim',
+             'Placement p50', 'ratio'))
     results = {}
     for allocations in (10000, 100000):
         p50, p90, overlap = measure(allocations, claims)
         results[allocations] = (p50, overlap)
-        print('%-12d %10.2f %10.2f %22.1f'
-              % (allocations, p50, p90, overlap))
+        peer = (measure_placement(allocations, claims)
+                if allocations == 10000 or not quick else None)
+        print('%-12d %10.2f %10.2f %13.1f %16s %8s' % (
+            allocations, p50, p90, overlap,
+            '%.2f' % peer if peer else '-',
+            'x%.1f' % (peer / p50) if peer else '-'))
     p50_small, ov_small = results[10000]
     p50_big, ov_big = results[100000]
     print('growth x%.2f in time for x%.2f in overlapping rows; target '
