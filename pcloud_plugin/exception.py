@@ -118,3 +118,78 @@ class ConcurrentUpdateDetected(Conflict):
 class InvalidCandidatesRequest(Invalid):
     """An allocation-candidates request Placement would refuse with 400."""
     msg_fmt = 'Invalid allocation candidates request: %(reason)s'
+
+
+# The Pcloud service (host flavors and pclouds over Nova aggregates).
+
+class InvalidField(Invalid):
+    """Bad input, naming the field at fault."""
+    msg_fmt = 'Invalid %(field)s %(value)r: %(reason)s'
+
+
+class Forbidden(PcloudException):
+    msg_fmt = 'Forbidden: %(reason)s'
+    code = 403
+
+
+class HostFlavorNotFound(NotFound):
+    msg_fmt = 'No host flavor %(flavor_id)s.'
+
+
+class PcloudNotFound(NotFound):
+    msg_fmt = 'No pcloud %(pcloud_id)s.'
+
+
+class PcloudHostNotFound(NotFound):
+    msg_fmt = 'Pcloud %(pcloud_id)s has no host named %(name)s.'
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'No nova-compute service on host %(host)s.'
+
+
+class HostFlavorExists(Conflict):
+    msg_fmt = 'Host flavor %(flavor_id)s already exists.'
+
+
+class HostFlavorInUse(Conflict):
+    msg_fmt = ('Host flavor %(flavor_id)s still has %(count)d host(s) in '
+               'its pool: remove them first.')
+
+
+class HostNotEligible(Conflict):
+    msg_fmt = 'Host %(host)s cannot join a host flavor pool: %(reason)s'
+
+
+class HostAllocated(Conflict):
+    msg_fmt = 'Host %(host)s is allocated to pcloud %(pcloud_id)s.'
+
+
+class PcloudHostNameExists(Conflict):
+    msg_fmt = 'Pcloud %(pcloud_id)s already has a host named %(name)s.'
+
+
+class PcloudHostBusy(Conflict):
+    msg_fmt = ('Host %(name)s of pcloud %(pcloud_id)s cannot be released: '
+               '%(reason)s')
+
+
+class PcloudNotEmpty(Conflict):
+    msg_fmt = ('Pcloud %(pcloud_id)s still holds %(count)d host(s): '
+               'release them first.')
+
+
+class NoFreeHost(Conflict):
+    msg_fmt = 'No free host of host flavor %(flavor_id)s%(where)s.'
+
+
+class QuotaExceeded(PcloudException):
+    msg_fmt = ('Project %(project_id)s would hold %(requested)d quota '
+               'units, over its limit of %(limit)d.')
+    code = 403
+
+
+class NovaError(PcloudException):
+    """Nova refused or failed a call the service had to make."""
+    msg_fmt = 'Nova failed to %(action)s: %(reason)s'
+    code = 502

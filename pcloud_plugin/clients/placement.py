@@ -13,6 +13,8 @@
 #    under the License.
 """Read capacity facts from Placement through a keystoneauth adapter."""
 
+from urllib import parse
+
 from keystoneauth1 import loading as ks_loading
 
 from pcloud_plugin.capacity import forest as forest_mod
@@ -78,3 +80,54 @@ def read_forest(adapter):
                 adapter,
                 '/resource_providers/%s/aggregates' % uuid)['aggregates'])))
     return forest_mod.ProviderForest(providers)
+
+
+def _named_provider(adapter, name):
+    found = _get(adapter, '/resource_providers?name=%s' % parse.quote(name))
+    if not found['resource_providers']:
+        raise exception.ResourceProviderNotFound(provider=name)
+    return found['resource_providers'][0]['uuid']
+
+
+def set_allocation_ratios(adapter, provider_name, ratios, retries=10):
+    """Set allocation_ratio on some inventories of a named provider.
+
+    A compute node's provider is named by its hypervisor_hostname. ratios
+    maps resource class to ratio. Returns the ratios replaced, so a
+    caller can put them back. The whole inventory is written in one PUT
+    against the generation read, and read again when nova-compute wrote
+    the provider in between.
+    """
+    uuid = _named_provider(adapter, provider_name)
+    url = '/resource_providers/%s/inventories' % uuid
+    for _attempt in range(retries + 1):
+        current = _get(adapter, url)
+        inventories = current['inventories']
+        missing = set(ratios) - set(inventories)
+        if missing:
+            raise exception.InventoryNotFound(
+                provider=provider_name, resource_class=sorted(missing)[0])
+        previous = {rc: inventories[rc]['allocation_ratio'] for rc in ratios}
+        for rc, ratio in ratios.items():
+            inventories[rc]['allocation_ratio'] = ratio
+        response = adapter.put(url, json={
+            'resource_provider_generation':
+                current['resource_provider_generation'],
+            'inventories': inventories},
+            microversion=MICROVERSION, raise_exc=False)
+        if response.status_code == 200:
+            return previous
+        if response.status_code != 409:
+            raise PlacementError(
+                message='Placement answered %s to PUT %s: %s' % (
+                    response.status_code, url, response.text[:500]))
+    raise exception.ConcurrentUpdateDetected(
+        attempts=retries + 1, providers=provider_name)
+
+
+def get_allocation_ratios(adapter, provider_name):
+    """allocation_ratio of each inventory of a named provider."""
+    uuid = _named_provider(adapter, provider_name)
+    inventories = _get(
+        adapter, '/resource_providers/%s/inventories' % uuid)['inventories']
+    return {rc: inv['allocation_ratio'] for rc, inv in inventories.items()}

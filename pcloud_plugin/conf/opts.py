@@ -15,10 +15,13 @@
 """Entry point for oslo-config-generator (oslo.config.opts)."""
 
 from pcloud_plugin.conf import database
+from pcloud_plugin.conf import instance_reservation
 from pcloud_plugin.conf import ledger
+from pcloud_plugin.conf import nova
+from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
-_MODULES = (database, ledger, placement)
+_MODULES = (database, instance_reservation, ledger, nova, pcloud, placement)
 
 
 def list_opts():

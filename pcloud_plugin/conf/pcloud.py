@@ -1,0 +1,68 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+
+"""The [pcloud] group: host allocation and the per-project units quota."""
+
+from oslo_config import cfg
+from oslo_config import types
+
+GROUP = 'pcloud'
+
+pcloud_opts = [
+    cfg.IntOpt('allocate_retries',
+               default=5, min=0,
+               help='How many more times a host allocation is tried after '
+                    'it lost a race: another allocation took the same free '
+                    'host at the same moment, so both gave it back. Each '
+                    'retry picks again at random among the free hosts.'),
+    cfg.FloatOpt('allocate_retry_interval',
+                 default=0.05, min=0.0,
+                 help='Base, in seconds, of the random pause before a '
+                      'retry, doubled at each retry (and never shorter '
+                      'than the last attempt took), so allocations that '
+                      'collided do not collide again; also how often a '
+                      'collided allocation looks whether the others left.'),
+    cfg.FloatOpt('allocate_settle_timeout',
+                 default=5.0, min=0.0,
+                 help='Of allocations that took one host at once, the one '
+                      'of the lowest pcloud id waits this long, in '
+                      'seconds, for the others to give the host back, '
+                      'and keeps it if they do; the others give it back '
+                      'at once. Without this all of them could give it '
+                      'back and collide again.'),
+    cfg.IntOpt('units_quota',
+               default=10, min=-1,
+               help='Quota units each project may hold across all its '
+                    'pclouds; a host costs the units of its host flavor. '
+                    '-1 means unlimited.'),
+    cfg.Opt('project_units_quota',
+            type=types.Dict(value_type=types.Integer(min=-1)),
+            default={},
+            help='Per-project overrides of units_quota, as '
+                 'project_id:units pairs, e.g. "abc123:40,def456:-1".'),
+    cfg.StrOpt('default_availability_zone',
+               default='nova',
+               help='The availability zone of a host that is in no '
+                    'aggregate with an availability zone. Must match '
+                    'nova.conf [DEFAULT] default_availability_zone.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(pcloud_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: pcloud_opts}

@@ -1,0 +1,735 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The operations of seeds/000 over Nova host aggregates.
+
+All state is aggregate metadata in Nova (see aggregates.py), read with one
+list of every aggregate per step and written through python-novaclient
+with admin credentials; the caller's project comes from the context. Each
+multi-step write is ordered so that an interruption leaves either a
+complete state or a harmless one that a retry finishes or replaces:
+metadata that names a host is written before the host joins an aggregate
+and removed after it leaves, and a host that has just joined a pcloud is
+disabled, so the filter lets nothing onto it until its owner says so.
+"""
+
+import collections
+import contextlib
+import random
+import threading
+import time
+
+from novaclient import exceptions as nova_exc
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin import conf
+from pcloud_plugin import exception
+from pcloud_plugin.pcloud import aggregates as codec
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'nova-compute'
+VCPU = 'VCPU'
+MEMORY_MB = 'MEMORY_MB'
+_HYPERVISOR_PAGE = 500
+# Not seeded: allocations made by different processes must not pick in step.
+_RANDOM = random.SystemRandom()
+
+_locks_guard = threading.Lock()
+_locks = collections.defaultdict(threading.Lock)
+
+
+@contextlib.contextmanager
+def _pcloud_lock(pcloud_id):
+    """Serialize changes to one pcloud's host names in this process.
+
+    Nova's metadata has no compare-and-swap, so two allocations of one
+    name in one pcloud could both write it; this closes that window for
+    callers in the same process (API workers of one service).
+    """
+    codec.validate_pcloud_id(pcloud_id)
+    with _locks_guard:
+        lock = _locks[pcloud_id]
+    with lock:
+        yield
+
+
+class _Cloud(object):
+    """One read of every aggregate, indexed the ways the service asks."""
+
+    def __init__(self, aggregates):
+        self.pools = {}           # flavor id -> pool aggregate
+        self.pclouds = {}         # pcloud id -> pcloud aggregate
+        self.node_of = {}         # compute host -> hypervisor_hostname
+        self.flavor_of = {}       # compute host -> flavor id
+        self.holders = collections.defaultdict(list)  # host -> pcloud ids
+        self.az_of = {}           # compute host -> availability zone
+        for agg in aggregates:
+            md = agg.metadata
+            if codec.is_pool(md):
+                flavor_id = md.get(codec.FLAVOR_ID)
+                self.pools[flavor_id] = agg
+                self.node_of.update(codec.pool_nodes(md))
+                for host in agg.hosts:
+                    self.flavor_of[host] = flavor_id
+            elif codec.is_pcloud(md):
+                self.pclouds[md.get(codec.ID)] = agg
+                for host in agg.hosts:
+                    self.holders[host].append(md.get(codec.ID))
+            if agg.availability_zone:
+                for host in agg.hosts:
+                    self.az_of[host] = agg.availability_zone
+        self.host_of = {node: host for host, node in self.node_of.items()}
+
+    def units(self, host):
+        pool = self.pools.get(self.flavor_of.get(host))
+        return codec.host_flavor(pool.metadata).units if pool else 0
+
+    def units_held(self, project_id):
+        return sum(self.units(host)
+                   for agg in self.pclouds.values()
+                   if agg.metadata.get(codec.OWNER) == project_id
+                   for host in agg.hosts)
+
+    def free_hosts(self, flavor_id, az, default_az):
+        return sorted(
+            host for host in self.pools[flavor_id].hosts
+            if not self.holders.get(host) and host in self.node_of
+            and (az is None or self.az_of.get(host, default_az) == az))
+
+    def contended(self, flavor_id):
+        """Whether some host of the pool is in several pclouds at once:
+
+        allocations that collided and are about to give it back.
+        """
+        return any(len(self.holders.get(host, ())) > 1
+                   for host in self.pools[flavor_id].hosts)
+
+    def member_nodes(self, agg):
+        return {self.node_of.get(host) for host in agg.hosts}
+
+
+def _flavor_dict(flavor):
+    return {'id': flavor.id, 'description': flavor.description,
+            'units': flavor.units}
+
+
+class PcloudService(object):
+    """Host flavors for cloud admins, pclouds for their owners.
+
+    ``nova`` is a python-novaclient Client with admin credentials (see
+    clients/nova.py); ``placement`` a keystoneauth adapter for Placement,
+    built from [pcloud_placement] when first needed if not given. ``ctx``
+    is the caller's request context: its project_id owns what it creates,
+    and is_admin opens the host flavor operations and every pcloud.
+    """
+
+    def __init__(self, nova, placement=None, conf_=None):
+        self.nova = nova
+        self._placement = placement
+        self.conf = conf_ or CONF
+
+    @property
+    def placement(self):
+        if self._placement is None:
+            self._placement = placement_client.get_adapter(self.conf)
+        return self._placement
+
+    # Nova calls, each mapped to our errors.
+
+    def _call(self, action, func, *args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except nova_exc.ClientException as e:
+            raise exception.NovaError(action=action, reason=e)
+
+    def _cloud(self):
+        return _Cloud(self._call('list aggregates', self.nova.aggregates.list))
+
+    def _set_metadata(self, agg, metadata):
+        self._call('set metadata of aggregate %s' % agg.name,
+                   self.nova.aggregates.set_metadata, agg, metadata)
+
+    def _quietly(self, action, func, *args):
+        """Best effort, for rollbacks: the original error is what counts."""
+        try:
+            func(*args)
+        except Exception as e:
+            LOG.warning('Rollback step failed, %s: %s', action, e)
+            return False
+        return True
+
+    def _compute_service(self, host):
+        services = self._call('list compute services',
+                              self.nova.services.list,
+                              host=host, binary=COMPUTE_BINARY)
+        services = [s for s in services if s.host == host]
+        if not services:
+            raise exception.ComputeHostNotFound(host=host)
+        return services[0]
+
+    def _nodes_of(self, host):
+        """The hypervisors of a compute host."""
+        try:
+            found = self._call('search hypervisors',
+                               self.nova.hypervisors.search, host,
+                               detailed=True)
+        except exception.NovaError:
+            found = []
+        nodes = [h for h in found if h.service['host'] == host]
+        if nodes:
+            return nodes
+        # Its hypervisor_hostname need not contain the host name: page.
+        marker = None
+        while True:
+            page = self._call('list hypervisors', self.nova.hypervisors.list,
+                              detailed=True, marker=marker,
+                              limit=_HYPERVISOR_PAGE)
+            nodes.extend(h for h in page if h.service['host'] == host)
+            if len(page) < _HYPERVISOR_PAGE:
+                return nodes
+            marker = page[-1].id
+
+    def _servers_on(self, hostname):
+        """uuids of the instances on a hypervisor."""
+        try:
+            found = self.nova.hypervisors.search(hostname, servers=True)
+        except nova_exc.NotFound:
+            return []
+        except nova_exc.ClientException as e:
+            raise exception.NovaError(action='list servers of a host',
+                                      reason=e)
+        return sorted(s['uuid'] for h in found
+                      if h.hypervisor_hostname == hostname
+                      for s in (getattr(h, 'servers', None) or ()))
+
+    # Lookups.
+
+    @staticmethod
+    def _require_admin(ctx):
+        if not ctx.is_admin:
+            raise exception.Forbidden(
+                reason='host flavors are managed by cloud admins')
+
+    @staticmethod
+    def _pool(cloud, flavor_id):
+        codec.validate_flavor_id(flavor_id)
+        try:
+            return cloud.pools[flavor_id]
+        except KeyError:
+            raise exception.HostFlavorNotFound(flavor_id=flavor_id)
+
+    @staticmethod
+    def _pcloud(ctx, cloud, pcloud_id):
+        """A pcloud's aggregate and view, if ctx may manage it."""
+        codec.validate_pcloud_id(pcloud_id)
+        agg = cloud.pclouds.get(pcloud_id)
+        if agg is None:
+            raise exception.PcloudNotFound(pcloud_id=pcloud_id)
+        view = codec.Pcloud(agg.metadata)
+        # Others' pclouds do not exist, as far as a user can tell.
+        if not ctx.is_admin and view.owner != ctx.project_id:
+            raise exception.PcloudNotFound(pcloud_id=pcloud_id)
+        return agg, view
+
+    @staticmethod
+    def _named_host(cloud, agg, view, name):
+        codec.validate_host_name(name)
+        hostname = view.hosts(cloud.member_nodes(agg)).get(name)
+        if hostname is None:
+            raise exception.PcloudHostNotFound(pcloud_id=view.id, name=name)
+        return hostname
+
+    def _pcloud_dict(self, cloud, agg, view):
+        return {
+            'id': view.id, 'name': view.name, 'owner': view.owner,
+            'tenants': sorted(view.tenants),
+            'cpu_allocation_ratio': view.cpu_allocation_ratio,
+            'ram_allocation_ratio': view.ram_allocation_ratio,
+            'hosts': sorted(view.hosts(cloud.member_nodes(agg))),
+        }
+
+    def _quota(self, project_id):
+        return self.conf.pcloud.project_units_quota.get(
+            project_id, self.conf.pcloud.units_quota)
+
+    def _check_quota(self, cloud, project_id, extra):
+        limit = self._quota(project_id)
+        requested = cloud.units_held(project_id) + extra
+        if limit >= 0 and requested > limit:
+            raise exception.QuotaExceeded(
+                project_id=project_id, requested=requested, limit=limit)
+
+    # Cloud admin: host flavors and their pools.
+
+    def create_host_flavor(self, ctx, flavor_id, description, units):
+        self._require_admin(ctx)
+        flavor = codec.HostFlavor(
+            codec.validate_flavor_id(flavor_id),
+            codec.validate_text('description', description,
+                                allow_empty=True),
+            codec.validate_units(units))
+        name = codec.pool_name(flavor.id)
+        try:
+            agg = self.nova.aggregates.create(name, None)
+        except nova_exc.Conflict:
+            agg = self._adoptable(name)
+            if agg is None:
+                raise exception.HostFlavorExists(flavor_id=flavor.id)
+        except nova_exc.ClientException as e:
+            raise exception.NovaError(action='create aggregate %s' % name,
+                                      reason=e)
+        try:
+            self._set_metadata(agg, codec.pool_metadata(flavor))
+        except exception.NovaError:
+            self._quietly('delete aggregate %s' % name,
+                          self.nova.aggregates.delete, agg)
+            raise
+        return _flavor_dict(flavor)
+
+    def _adoptable(self, name):
+        """An aggregate of this name left bare by an interrupted create."""
+        for agg in self._call('list aggregates', self.nova.aggregates.list):
+            if (agg.name == name and not agg.hosts
+                    and codec.TYPE not in agg.metadata):
+                return agg
+        return None
+
+    def list_host_flavors(self, ctx):
+        """Every host flavor with how many of its hosts are free."""
+        cloud = self._cloud()
+        default_az = self.conf.pcloud.default_availability_zone
+        result = []
+        for flavor_id, agg in sorted(cloud.pools.items()):
+            item = _flavor_dict(codec.host_flavor(agg.metadata))
+            item['free_hosts'] = len(
+                cloud.free_hosts(flavor_id, None, default_az))
+            result.append(item)
+        return result
+
+    def show_host_flavor(self, ctx, flavor_id):
+        """A host flavor and its pool: free hosts and allocated ones."""
+        self._require_admin(ctx)
+        cloud = self._cloud()
+        agg = self._pool(cloud, flavor_id)
+        result = _flavor_dict(codec.host_flavor(agg.metadata))
+        result['free_hosts'] = cloud.free_hosts(
+            flavor_id, None, self.conf.pcloud.default_availability_zone)
+        result['allocated_hosts'] = {
+            host: cloud.holders[host][0]
+            for host in sorted(agg.hosts) if cloud.holders.get(host)}
+        return result
+
+    def delete_host_flavor(self, ctx, flavor_id):
+        self._require_admin(ctx)
+        agg = self._pool(self._cloud(), flavor_id)
+        if agg.hosts:
+            raise exception.HostFlavorInUse(flavor_id=flavor_id,
+                                            count=len(agg.hosts))
+        self._call('delete aggregate %s' % agg.name,
+                   self.nova.aggregates.delete, agg)
+
+    def add_pool_host(self, ctx, flavor_id, host):
+        """Put an empty compute host, its service disabled, in a pool.
+
+        Enables its compute service: from then on only the PcloudFilter
+        decides who may use it.
+        """
+        self._require_admin(ctx)
+        codec.validate_hostname(host)
+        cloud = self._cloud()
+        agg = self._pool(cloud, flavor_id)
+        if host in cloud.flavor_of:
+            raise exception.HostNotEligible(
+                host=host, reason='it is already in the pool of host '
+                'flavor %s' % cloud.flavor_of[host])
+        service = self._compute_service(host)
+        if service.status != 'disabled':
+            raise exception.HostNotEligible(
+                host=host, reason='its nova-compute service is enabled: '
+                'disable it first')
+        nodes = self._nodes_of(host)
+        if len(nodes) != 1:
+            raise exception.HostNotEligible(
+                host=host, reason='it has %d hypervisors, a pcloud host '
+                'needs exactly one' % len(nodes))
+        node = codec.validate_hostname(nodes[0].hypervisor_hostname)
+        servers = self._servers_on(node)
+        if servers:
+            raise exception.HostNotEligible(
+                host=host, reason='it runs %d instance(s)' % len(servers))
+        key = codec.node_key(host)
+        self._set_metadata(agg, {key: node})
+        try:
+            self._call('add host %s to %s' % (host, agg.name),
+                       self.nova.aggregates.add_host, agg, host)
+        except exception.NovaError:
+            self._quietly('forget host', self._set_metadata, agg, {key: None})
+            raise
+        try:
+            self._call('enable the compute service of %s' % host,
+                       self.nova.services.enable, service.id)
+        except exception.NovaError:
+            if self._quietly('remove host', self.nova.aggregates.remove_host,
+                             agg, host):
+                self._quietly('forget host', self._set_metadata, agg,
+                              {key: None})
+            raise
+
+    def remove_pool_host(self, ctx, flavor_id, host):
+        """Take a host no pcloud holds out of its pool.
+
+        Its compute service is disabled first, as it was before it joined,
+        so it takes no general instances until an admin says so.
+        """
+        self._require_admin(ctx)
+        codec.validate_hostname(host)
+        cloud = self._cloud()
+        agg = self._pool(cloud, flavor_id)
+        if host not in agg.hosts:
+            raise exception.NotFound(
+                reason='host %s is not in the pool of host flavor %s'
+                % (host, flavor_id))
+        if cloud.holders.get(host):
+            raise exception.HostAllocated(host=host,
+                                          pcloud_id=cloud.holders[host][0])
+        service = self._compute_service(host)
+        self._call('disable the compute service of %s' % host,
+                   self.nova.services.disable_log_reason, service.id,
+                   'removed from pcloud host flavor %s' % flavor_id)
+        self._call('remove host %s from %s' % (host, agg.name),
+                   self.nova.aggregates.remove_host, agg, host)
+        self._set_metadata(agg, {codec.node_key(host): None})
+
+    # Users: pclouds.
+
+    def create_pcloud(self, ctx, name):
+        name = codec.validate_text('name', name)
+        owner = ctx.project_id
+        if not owner:
+            raise exception.InvalidField(field='project_id', value=owner,
+                                         reason='the caller has no project')
+        codec.validate_tenant_id(owner)
+        pcloud_id = uuidutils.generate_uuid()
+        metadata = codec.pcloud_metadata(pcloud_id, name, owner)
+        agg = self._call('create aggregate', self.nova.aggregates.create,
+                         codec.pcloud_name(pcloud_id), None)
+        try:
+            self._set_metadata(agg, metadata)
+        except exception.NovaError:
+            self._quietly('delete aggregate', self.nova.aggregates.delete,
+                          agg)
+            raise
+        return self._pcloud_dict(_Cloud([]), agg, codec.Pcloud(metadata))
+
+    def list_pclouds(self, ctx):
+        cloud = self._cloud()
+        result = []
+        for agg in cloud.pclouds.values():
+            view = codec.Pcloud(agg.metadata)
+            if ctx.is_admin or view.owner == ctx.project_id:
+                result.append(self._pcloud_dict(cloud, agg, view))
+        return sorted(result, key=lambda p: (p['name'], p['id']))
+
+    def show_pcloud(self, ctx, pcloud_id):
+        cloud = self._cloud()
+        agg, view = self._pcloud(ctx, cloud, pcloud_id)
+        return self._pcloud_dict(cloud, agg, view)
+
+    def delete_pcloud(self, ctx, pcloud_id):
+        agg, view = self._pcloud(ctx, self._cloud(), pcloud_id)
+        if agg.hosts:
+            raise exception.PcloudNotEmpty(pcloud_id=pcloud_id,
+                                           count=len(agg.hosts))
+        self._call('delete aggregate %s' % agg.name,
+                   self.nova.aggregates.delete, agg)
+
+    def authorize_tenant(self, ctx, pcloud_id, tenant_id):
+        return self._set_tenant(ctx, pcloud_id, tenant_id, codec.TENANT)
+
+    def deauthorize_tenant(self, ctx, pcloud_id, tenant_id):
+        """Owners may remove themselves too."""
+        return self._set_tenant(ctx, pcloud_id, tenant_id, None)
+
+    def _set_tenant(self, ctx, pcloud_id, tenant_id, value):
+        codec.validate_tenant_id(tenant_id)
+        agg, view = self._pcloud(ctx, self._cloud(), pcloud_id)
+        self._set_metadata(agg, {codec.tenant_key(tenant_id): value})
+        tenants = set(view.tenants)
+        if value:
+            tenants.add(tenant_id)
+        else:
+            tenants.discard(tenant_id)
+        return sorted(tenants)
+
+    # Users: the hosts of a pcloud.
+
+    def allocate_host(self, ctx, pcloud_id, name, flavor_id,
+                      availability_zone=None):
+        """Take a free host of a host flavor into a pcloud, disabled.
+
+        seeds/000's race protection: pick at random among the free hosts,
+        add, then count the pclouds holding the host; if more than one,
+        give it back and try again, up to [pcloud] allocate_retries more
+        times. Of allocations that took one host together at most one
+        keeps it; so that one does, the one of the lowest pcloud id waits
+        for the others to leave (see _settle).
+        """
+        codec.validate_host_name(name)
+        codec.validate_flavor_id(flavor_id)
+        if availability_zone is not None:
+            availability_zone = codec.validate_text('availability_zone',
+                                                    availability_zone)
+        with _pcloud_lock(pcloud_id):
+            cloud = self._cloud()
+            agg, view = self._pcloud(ctx, cloud, pcloud_id)
+            pool = self._pool(cloud, flavor_id)
+            if name in view.hosts(cloud.member_nodes(agg)):
+                raise exception.PcloudHostNameExists(pcloud_id=pcloud_id,
+                                                     name=name)
+            units = codec.host_flavor(pool.metadata).units
+            self._check_quota(cloud, view.owner, units)
+            return self._allocate(cloud, agg, view, name, flavor_id,
+                                  availability_zone)
+
+    def _allocate(self, cloud, agg, view, name, flavor_id, az):
+        default_az = self.conf.pcloud.default_availability_zone
+        retries = self.conf.pcloud.allocate_retries
+        pause = self.conf.pcloud.allocate_retry_interval
+        for attempt in range(retries + 1):
+            if attempt:
+                time.sleep(_RANDOM.uniform(0, pause * 2 ** (attempt - 1)))
+                cloud = self._cloud()
+                agg = cloud.pclouds.get(view.id)
+                if agg is None:
+                    raise exception.PcloudNotFound(pcloud_id=view.id)
+                if flavor_id not in cloud.pools:
+                    raise exception.HostFlavorNotFound(flavor_id=flavor_id)
+            free = cloud.free_hosts(flavor_id, az, default_az)
+            if not free:
+                if cloud.contended(flavor_id):
+                    continue
+                break
+            host = _RANDOM.choice(free)
+            started = time.monotonic()
+            if self._take(agg, view, host, cloud.node_of[host], name):
+                return {'name': name, 'state': codec.DISABLED,
+                        'flavor_id': flavor_id}
+            # Pause on the scale of what a collision costs here.
+            pause = max(pause, time.monotonic() - started)
+        raise exception.NoFreeHost(
+            flavor_id=flavor_id,
+            where=' in availability zone %s' % az if az else '')
+
+    def _take(self, agg, view, host, hostname, name):
+        """Add one host to a pcloud; whether it is ours alone after."""
+        self._set_metadata(agg, {codec.host_key(name): hostname,
+                                 codec.host_state_key(hostname):
+                                     codec.DISABLED})
+        try:
+            self._call('add a host to pcloud %s' % view.id,
+                       self.nova.aggregates.add_host, agg, host)
+        except exception.NovaError:
+            self._quietly('forget host', self._set_metadata, agg,
+                          {codec.host_key(name): None,
+                           codec.host_state_key(hostname): None})
+            raise
+        cloud = self._settle(agg, view, host, hostname, name)
+        if cloud is None:
+            return False
+        fresh = codec.Pcloud(cloud.pclouds[view.id].metadata)
+        if fresh.all_hosts.get(name) != hostname:
+            # A concurrent allocation of the same name wrote it last: the
+            # name is theirs.
+            self._give_back(agg, host, None, hostname)
+            raise exception.PcloudHostNameExists(pcloud_id=view.id,
+                                                 name=name)
+        try:
+            self._check_quota(cloud, view.owner, 0)
+            ratios = _ratios(fresh.cpu_allocation_ratio,
+                             fresh.ram_allocation_ratio)
+            if ratios:
+                self._apply_ratios(agg, fresh, hostname, ratios)
+        except exception.PcloudException:
+            self._give_back(agg, host, name, hostname)
+            raise
+        return True
+
+    def _settle(self, agg, view, host, hostname, name):
+        """Count the pclouds holding a host just added to ours.
+
+        Alone: ours (returns the aggregates read). Not alone: give it
+        back, except the holder of the lowest pcloud id, which waits a
+        while for the others to do so. Every holder keeps the host only
+        when it sees itself alone, so two never both keep it; the waiting
+        makes one of them keep it when they all took it together.
+        """
+        deadline = time.monotonic() + self.conf.pcloud.allocate_settle_timeout
+        poll = max(self.conf.pcloud.allocate_retry_interval, 0.01)
+        while True:
+            try:
+                cloud = self._cloud()
+            except exception.NovaError:
+                self._give_back(agg, host, name, hostname)
+                raise
+            holders = cloud.holders.get(host, [])
+            if holders == [view.id]:
+                return cloud
+            if view.id not in holders:
+                # Someone else (an admin) took it out of our pcloud.
+                self._quietly('forget host', self._set_metadata, agg, {
+                    codec.host_key(name): None,
+                    codec.host_state_key(hostname): None})
+                return None
+            if (min(holders) != view.id
+                    or time.monotonic() > deadline):
+                LOG.info('Pcloud %s lost a host to a concurrent '
+                         'allocation, giving it back', view.id)
+                self._give_back(agg, host, name, hostname)
+                return None
+            time.sleep(poll)
+
+    def _give_back(self, agg, host, name, hostname):
+        """Undo _take; if the host cannot leave, its keys stay with it."""
+        if not self._quietly('remove host from pcloud',
+                             self.nova.aggregates.remove_host, agg, host):
+            return
+        metadata = {codec.host_state_key(hostname): None,
+                    codec.saved_ratios_key(hostname): None}
+        if name:
+            metadata[codec.host_key(name)] = None
+        self._quietly('forget host', self._set_metadata, agg, metadata)
+
+    def _host_state(self, ctx, pcloud_id, name, state):
+        cloud = self._cloud()
+        agg, view = self._pcloud(ctx, cloud, pcloud_id)
+        hostname = self._named_host(cloud, agg, view, name)
+        self._set_metadata(agg, {codec.host_state_key(hostname): state})
+        return {'name': name, 'state': state}
+
+    def enable_host(self, ctx, pcloud_id, name):
+        return self._host_state(ctx, pcloud_id, name, codec.ENABLED)
+
+    def disable_host(self, ctx, pcloud_id, name):
+        return self._host_state(ctx, pcloud_id, name, codec.DISABLED)
+
+    def list_hosts(self, ctx, pcloud_id):
+        """Names, states and instance uuids; never a real hostname."""
+        cloud = self._cloud()
+        agg, view = self._pcloud(ctx, cloud, pcloud_id)
+        result = []
+        for name, hostname in sorted(
+                view.hosts(cloud.member_nodes(agg)).items()):
+            result.append({
+                'name': name, 'state': view.state(hostname),
+                'flavor_id': cloud.flavor_of.get(cloud.host_of[hostname]),
+                'instances': self._servers_on(hostname)})
+        return result
+
+    def release_host(self, ctx, pcloud_id, name):
+        """Give an empty, disabled host back to its pool.
+
+        Its own allocation ratios are put back in Placement first, then it
+        leaves the pcloud, then its keys go: a retry after any failure
+        picks up where this stopped.
+        """
+        codec.validate_host_name(name)
+        with _pcloud_lock(pcloud_id):
+            cloud = self._cloud()
+            agg, view = self._pcloud(ctx, cloud, pcloud_id)
+            hostname = view.all_hosts.get(name)
+            if hostname is None:
+                raise exception.PcloudHostNotFound(pcloud_id=pcloud_id,
+                                                   name=name)
+            host = cloud.host_of.get(hostname)
+            forget = {codec.host_key(name): None,
+                      codec.host_state_key(hostname): None,
+                      codec.saved_ratios_key(hostname): None}
+            if host not in agg.hosts:
+                # An earlier release stopped before forgetting the name.
+                self._set_metadata(agg, forget)
+                return
+            if view.state(hostname) != codec.DISABLED:
+                raise exception.PcloudHostBusy(
+                    pcloud_id=pcloud_id, name=name,
+                    reason='it is enabled: disable it first')
+            servers = self._servers_on(hostname)
+            if servers:
+                raise exception.PcloudHostBusy(
+                    pcloud_id=pcloud_id, name=name,
+                    reason='it still runs %d instance(s)' % len(servers))
+            saved = view.saved_ratios.get(hostname)
+            if saved:
+                placement_client.set_allocation_ratios(
+                    self.placement, hostname,
+                    {VCPU: saved[0], MEMORY_MB: saved[1]})
+            self._call('remove a host from pcloud %s' % pcloud_id,
+                       self.nova.aggregates.remove_host, agg, host)
+            self._set_metadata(agg, forget)
+
+    # Users: allocation ratios, through Placement.
+
+    def set_allocation_ratios(self, ctx, pcloud_id, cpu_allocation_ratio=None,
+                              ram_allocation_ratio=None):
+        """Record the pcloud's ratios, then set them on each of its hosts'
+
+        VCPU / MEMORY_MB inventories in Placement (the host's own ratios
+        are kept, to be put back when it is released). Setting the same
+        ratios again finishes a run that stopped halfway.
+        """
+        if cpu_allocation_ratio is None and ram_allocation_ratio is None:
+            raise exception.InvalidField(
+                field='cpu_allocation_ratio', value=None,
+                reason='give cpu_allocation_ratio, ram_allocation_ratio or '
+                'both')
+        cpu = ram = None
+        metadata = {}
+        if cpu_allocation_ratio is not None:
+            cpu = codec.validate_ratio('cpu_allocation_ratio',
+                                       cpu_allocation_ratio)
+            metadata[codec.CPU_RATIO] = repr(cpu)
+        if ram_allocation_ratio is not None:
+            ram = codec.validate_ratio('ram_allocation_ratio',
+                                       ram_allocation_ratio)
+            metadata[codec.RAM_RATIO] = repr(ram)
+        with _pcloud_lock(pcloud_id):
+            cloud = self._cloud()
+            agg, view = self._pcloud(ctx, cloud, pcloud_id)
+            self._set_metadata(agg, metadata)
+            for hostname in sorted(
+                    view.hosts(cloud.member_nodes(agg)).values()):
+                self._apply_ratios(agg, view, hostname, _ratios(cpu, ram))
+            return self._pcloud_dict(
+                cloud, agg, codec.Pcloud({**agg.metadata, **metadata}))
+
+    def _apply_ratios(self, agg, view, hostname, ratios):
+        if hostname not in view.saved_ratios:
+            own = placement_client.get_allocation_ratios(
+                self.placement, hostname)
+            self._set_metadata(agg, {
+                codec.saved_ratios_key(hostname): codec.format_ratios(
+                    own.get(VCPU, 1.0), own.get(MEMORY_MB, 1.0))})
+        placement_client.set_allocation_ratios(
+            self.placement, hostname, ratios)
+
+
+def _ratios(cpu, ram):
+    ratios = {}
+    if cpu is not None:
+        ratios[VCPU] = cpu
+    if ram is not None:
+        ratios[MEMORY_MB] = ram
+    return ratios

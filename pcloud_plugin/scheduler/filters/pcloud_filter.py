@@ -1,0 +1,96 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The PcloudFilter of seeds/000, for nova-scheduler.
+
+Enable it in nova.conf as etc/nova/nova.conf.pcloud-snippet shows: its
+class path in [filter_scheduler] available_filters, PcloudFilter in
+enabled_filters.
+
+Each host passes by these rules:
+
+* no ``pcloud`` scheduler hint: only if it is in neither a pcloud nor a
+  host flavor pool;
+* ``pcloud=<uuid>``: only if it is in that pcloud, enabled there, and the
+  request's project is one of its authorized tenants;
+* in all other cases (e.g. several ``pcloud`` hints) it fails.
+
+It reads nothing but HostState.aggregates, the scheduler's in-memory copy
+of Nova's aggregates: no API or database call, no config of ours. The
+request is looked at once; each host costs a look at its own few
+aggregates and two dict lookups.
+"""
+
+from nova.scheduler import filters
+from nova.scheduler import utils as scheduler_utils
+
+from pcloud_plugin.pcloud import aggregates as codec
+
+HINT = 'pcloud'
+_POOL_OR_PCLOUD = frozenset((codec.TYPE_POOL, codec.TYPE_PCLOUD))
+
+
+def _outside_pclouds(host_state):
+    for agg in host_state.aggregates:
+        if agg.metadata.get(codec.TYPE) in _POOL_OR_PCLOUD:
+            return False
+    return True
+
+
+def _nowhere(host_state):
+    return False
+
+
+def _in_pcloud(pcloud_id, project_id):
+    """The rule for a request naming a pcloud, made once per request."""
+    name = codec.pcloud_name(pcloud_id)
+    tenant_key = codec.tenant_key(project_id or '')
+
+    def passes(host_state):
+        for agg in host_state.aggregates:
+            if agg.name == name:
+                md = agg.metadata
+                return (md.get(codec.TYPE) == codec.TYPE_PCLOUD
+                        and md.get(tenant_key) == codec.TENANT
+                        and md.get(codec.HOST_STATE_PREFIX
+                                   + host_state.nodename) == codec.ENABLED)
+        return False
+    return passes
+
+
+def _rule(spec_obj):
+    hint = spec_obj.get_scheduler_hint(HINT)
+    if hint is None:
+        return _outside_pclouds
+    if not isinstance(hint, str) or not spec_obj.project_id:
+        return _nowhere
+    return _in_pcloud(hint, spec_obj.project_id)
+
+
+class PcloudFilter(filters.BaseHostFilter):
+    """Keep pcloud hosts for their pcloud's tenants, and pool hosts idle."""
+
+    # Aggregates, hints and project do not change within a request.
+    run_filter_once_per_request = True
+    # A rebuild stays on its host, which was allowed when it was chosen.
+    RUN_ON_REBUILD = False
+
+    def filter_all(self, filter_obj_list, spec_obj):
+        if scheduler_utils.request_is_rebuild(spec_obj):
+            return filter_obj_list
+        passes = _rule(spec_obj)
+        return [host for host in filter_obj_list if passes(host)]
+
+    def host_passes(self, host_state, spec_obj):
+        return _rule(spec_obj)(host_state)

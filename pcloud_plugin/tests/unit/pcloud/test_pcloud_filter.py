@@ -1,0 +1,157 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The three rules of the PcloudFilter, on Nova's own HostState and
+
+RequestSpec objects.
+"""
+
+import subprocess
+import sys
+
+from nova import objects
+from nova.scheduler import host_manager
+import testtools
+
+from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.scheduler.filters import pcloud_filter
+
+PCLOUD = 'aaaaaaaa-1111-4a6b-9c1d-0123456789ab'
+OTHER = 'bbbbbbbb-1111-4a6b-9c1d-0123456789ab'
+
+
+def _aggregate(agg_id, name, metadata, hosts=()):
+    return objects.Aggregate(id=agg_id, name=name, metadata=metadata,
+                             hosts=list(hosts))
+
+
+def _host(name, *aggregates):
+    state = host_manager.HostState(name, name, 'cell1')
+    state.aggregates = list(aggregates)
+    return state
+
+
+def _spec(project_id='p1', **hints):
+    return objects.RequestSpec(
+        project_id=project_id,
+        scheduler_hints={k: v if isinstance(v, list) else [v]
+                         for k, v in hints.items()})
+
+
+class PcloudFilterTests(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+        self.filter = pcloud_filter.PcloudFilter()
+        pool_md = codec.pool_metadata(codec.HostFlavor('big', '', 1))
+        self.pool = _aggregate(1, codec.pool_name('big'), pool_md)
+        md = codec.pcloud_metadata(PCLOUD, 'mine', 'p1')
+        md.update({codec.host_key('a'): 'cn-on',
+                   codec.host_state_key('cn-on'): codec.ENABLED,
+                   codec.host_key('b'): 'cn-off',
+                   codec.host_state_key('cn-off'): codec.DISABLED,
+                   codec.tenant_key('p2'): codec.TENANT})
+        self.pcloud = _aggregate(2, codec.pcloud_name(PCLOUD), md)
+        other_md = codec.pcloud_metadata(OTHER, 'theirs', 'p9')
+        other_md[codec.host_state_key('cn-theirs')] = codec.ENABLED
+        self.other = _aggregate(3, codec.pcloud_name(OTHER), other_md)
+        self.az = _aggregate(4, 'az1', {'availability_zone': 'az1'})
+        self.hosts = {
+            'general': _host('general', self.az),
+            'plain': _host('plain'),
+            'free-pool': _host('free-pool', self.pool, self.az),
+            'cn-on': _host('cn-on', self.pool, self.pcloud, self.az),
+            'cn-off': _host('cn-off', self.pool, self.pcloud),
+            'cn-theirs': _host('cn-theirs', self.pool, self.other),
+        }
+
+    def _passing(self, spec):
+        return sorted(h.host for h in self.filter.filter_all(
+            list(self.hosts.values()), spec))
+
+    def test_no_hint_only_hosts_outside_pools_and_pclouds(self):
+        self.assertEqual(['general', 'plain'], self._passing(_spec()))
+
+    def test_hint_only_enabled_hosts_of_that_pcloud(self):
+        self.assertEqual(['cn-on'], self._passing(_spec(pcloud=PCLOUD)))
+
+    def test_authorized_tenant_passes_others_do_not(self):
+        self.assertEqual(['cn-on'],
+                         self._passing(_spec('p2', pcloud=PCLOUD)))
+        self.assertEqual([], self._passing(_spec('p3', pcloud=PCLOUD)))
+        # The owner of another pcloud gains nothing in this one.
+        self.assertEqual([], self._passing(_spec('p9', pcloud=PCLOUD)))
+
+    def test_owner_who_removed_itself_is_refused(self):
+        del self.pcloud.metadata[codec.tenant_key('p1')]
+        self.assertEqual([], self._passing(_spec('p1', pcloud=PCLOUD)))
+
+    def test_anything_else_fails(self):
+        for spec in (_spec(pcloud='no-such-pcloud'),
+                     _spec(pcloud=[PCLOUD, OTHER]),
+                     _spec(pcloud=''),
+                     _spec(None, pcloud=PCLOUD)):
+            self.assertEqual([], self._passing(spec))
+
+    def test_aggregate_named_like_a_pcloud_but_untyped_fails(self):
+        fake = _aggregate(5, codec.pcloud_name(OTHER),
+                          {codec.tenant_key('p1'): codec.TENANT,
+                           codec.host_state_key('plain'): codec.ENABLED})
+        self.hosts['plain'].aggregates = [fake]
+        self.assertEqual([], self._passing(_spec(pcloud=OTHER)))
+
+    def test_host_passes_agrees_with_filter_all(self):
+        for spec in (_spec(), _spec(pcloud=PCLOUD), _spec('p3',
+                                                          pcloud=PCLOUD)):
+            self.assertEqual(
+                self._passing(spec),
+                sorted(h.host for h in self.hosts.values()
+                       if self.filter.host_passes(h, spec)))
+
+    def test_rebuild_is_not_filtered(self):
+        spec = _spec(pcloud=PCLOUD)
+        spec.scheduler_hints['_nova_check_type'] = ['rebuild']
+        self.assertEqual(sorted(self.hosts), self._passing(spec))
+
+    def test_runs_once_per_request(self):
+        self.assertFalse(self.filter.run_filter_for_index(1))
+
+    def test_reads_only_aggregates(self):
+        """No API, DB or config: a HostState with just aggregates works."""
+        class Bare(object):
+            host = nodename = 'cn-on'
+            aggregates = [self.pcloud]
+        self.assertEqual(1, len(self.filter.filter_all(
+            [Bare()], _spec(pcloud=PCLOUD))))
+
+
+class FilterImportsTests(testtools.TestCase):
+
+    def test_loads_none_of_our_config_clients_or_db(self):
+        """nova-scheduler gets the filter and the pure codec, no more."""
+        code = ('import sys; '
+                'import pcloud_plugin.scheduler.filters.pcloud_filter; '
+                'print(" ".join(sorted(m for m in sys.modules '
+                'if m.startswith("pcloud_plugin"))))')
+        loaded = subprocess.run(
+            [sys.executable, '-W', 'ignore', '-c', code], check=True,
+            capture_output=True, text=True).stdout.split()
+        self.assertEqual(['pcloud_plugin', 'pcloud_plugin.exception',
+                          'pcloud_plugin.pcloud',
+                          'pcloud_plugin.pcloud.aggregates',
+                          'pcloud_plugin.scheduler',
+                          'pcloud_plugin.scheduler.filters',
+                          'pcloud_plugin.scheduler.filters.pcloud_filter'],
+                         loaded)
