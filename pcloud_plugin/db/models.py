@@ -158,3 +158,60 @@ class Consumer(BASE, models.TimestampMixin):
     generation = sa.Column(sa.Integer, nullable=False, default=0)
     start_time = sa.Column(sa.DateTime, nullable=False)
     end_time = sa.Column(sa.DateTime, nullable=False)
+
+
+class InstanceReservation(BASE, models.TimestampMixin):
+    """A virtual:instance reservation (seeds/003): what one slot holds,
+
+    how many slots, and the Nova and Placement objects made for it while it
+    is active. Its ledger claim has the reservation id as consumer.
+    """
+    __tablename__ = 'pcloud_instance_reservations'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'reservation_id',
+            name='uniq_pcloud_instance_reservations0reservation_id'),
+        sa.Index('pcloud_instance_reservations_lease_id_idx', 'lease_id'),
+        sa.Index('pcloud_instance_reservations_state_idx', 'state'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    reservation_id = sa.Column(sa.String(36), nullable=False)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    # Blazar's reservations.resource_id for this reservation.
+    resource_id = sa.Column(sa.String(36), nullable=True)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    disk_gb = sa.Column(sa.Integer, nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    # True: one host, False: distinct hosts, None: packed.
+    affinity = sa.Column(sa.Boolean, nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=False)
+    end_time = sa.Column(sa.DateTime, nullable=False)
+    # reserved -> active -> ending (clean-up left to retry) -> row deleted
+    state = sa.Column(sa.String(16), nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    flavor_id = sa.Column(sa.String(36), nullable=True)
+    aggregate_id = sa.Column(sa.Integer, nullable=True)
+    server_group_id = sa.Column(sa.String(36), nullable=True)
+
+
+class InstanceReservationSlot(BASE):
+    """How many slots of a reservation one host (root provider) holds."""
+    __tablename__ = 'pcloud_instance_reservation_slots'
+    __table_args__ = (
+        sa.Index('pcloud_instance_reservation_slots_host_idx',
+                 'host_uuid'),
+    )
+
+    reservation_id = sa.Column(
+        sa.String(36),
+        sa.ForeignKey('pcloud_instance_reservations.reservation_id'),
+        primary_key=True)
+    host_uuid = sa.Column(sa.String(36), primary_key=True)
+    host_name = sa.Column(sa.Unicode(200), nullable=False)
+    slots = sa.Column(sa.Integer, nullable=False)
+    # Slots whose inventory Placement holds for the reservation's class.
+    placed = sa.Column(sa.Integer, nullable=False, default=0)

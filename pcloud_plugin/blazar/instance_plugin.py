@@ -1,0 +1,722 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""virtual:instance reservations on the capacity ledger (seeds/003).
+
+Enabled in blazar.conf in place of Blazar's own plugin::
+
+    [manager]
+    plugins = pcloud.virtual.instance
+
+Admission: the slots are laid out by blazar.slots over the
+allocation-candidates engine's answer for the lease's window, then claimed
+in the ledger in one all-or-nothing claim whose consumer is the
+reservation id. The claim's generation compare-and-swap is what keeps
+leases created at once by several API workers and managers from sharing a
+slot; a plan that lost such a race is made again from a fresh read.
+
+At start the reservation's Nova and Placement objects are made
+(blazar.resources); at end they are removed and the claim released.
+Instances booted into the reservation keep running (seeds/001).
+
+Blazar's own instance_reservations row is kept as the display record, so
+that the lease API shows vcpus, memory_mb, disk_gb, amount, affinity and
+the flavor, aggregate and server group ids as seeds/003 gives them.
+"""
+
+import collections
+import threading
+
+from blazar import context as blazar_context
+from blazar.db import api as blazar_db
+from blazar.manager import exceptions as mgr_exc
+from blazar.plugins import base
+from blazar import status
+from oslo_log import log as logging
+from oslo_utils import strutils
+from oslo_utils import timeutils
+
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.blazar import slots as slots_mod
+from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin import conf
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin import exception
+from pcloud_plugin.notifications import usage
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+RESOURCE_TYPE = 'virtual:instance'
+QUERY_TYPE_ALLOCATION = 'allocation'
+PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
+          'resource_properties')
+_NONE = ('none', 'null', '')
+# What a claim raises when a concurrent lease took the capacity first.
+_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected)
+
+
+def _validate_int(values, name, minimum):
+    try:
+        return strutils.validate_integer(values[name], name, minimum,
+                                         2 ** 31 - 1)
+    except ValueError as e:
+        raise mgr_exc.MalformedParameter(param='%s (%s)' % (name, e))
+
+
+def parse_params(values, current=None):
+    """The reservation parameters of values, validated; those missing
+
+    from values come from ``current`` (an update) or are an error.
+    """
+    missing = [p for p in PARAMS if p not in values
+               and (current is None or p not in current)]
+    if missing:
+        raise mgr_exc.MissingParameter(param=','.join(missing))
+    merged = dict(current or {})
+    merged.update((p, values[p]) for p in PARAMS if p in values)
+    params = {'vcpus': _validate_int(merged, 'vcpus', 1),
+              'memory_mb': _validate_int(merged, 'memory_mb', 1),
+              'disk_gb': _validate_int(merged, 'disk_gb', 0),
+              'amount': _validate_int(merged, 'amount', 1)}
+    affinity = merged['affinity']
+    if affinity is None or str(affinity).lower() in _NONE:
+        params['affinity'] = None
+    elif strutils.is_valid_boolstr(affinity):
+        params['affinity'] = strutils.bool_from_string(affinity)
+    else:
+        raise mgr_exc.MalformedParameter(
+            param='affinity (true, false or none, got %r)' % (affinity,))
+    props = merged['resource_properties'] or ''
+    try:
+        slots_mod.parse_properties(props)
+    except exception.Invalid as e:
+        raise mgr_exc.MalformedRequirements(rqrms=e.message)
+    params['resource_properties'] = props
+    return params
+
+
+def _per_slot(params):
+    return {'VCPU': params['vcpus'], 'MEMORY_MB': params['memory_mb'],
+            'DISK_GB': params['disk_gb']}
+
+
+def _merge(*amounts):
+    merged = collections.defaultdict(collections.Counter)
+    for each in amounts:
+        for rp, res in each.items():
+            merged[rp].update(res)
+    return {rp: dict(res) for rp, res in merged.items()}
+
+
+def _grown_slots(slots, extra, forest):
+    """Slot rows with extra ({host: n}) added; placed counts are kept."""
+    grown = {s['host_uuid']: dict(s) for s in slots}
+    for host, n in extra.items():
+        slot = grown.setdefault(host, {'host_uuid': host, 'slots': 0,
+                                       'host_name': forest[host].name,
+                                       'placed': 0})
+        slot['slots'] += n
+    return [grown[h] for h in sorted(grown)]
+
+
+def _expand(hosts):
+    """Host uuids, one per slot, as Blazar's own plugin lists them."""
+    return [h for h, n in sorted(hosts.items()) for _ in range(n)]
+
+
+class VirtualInstancePlugin(base.BasePlugin):
+    """Instance slots of a flavor, booked on the capacity ledger."""
+
+    resource_type = RESOURCE_TYPE
+    title = 'pcloud virtual instance plugin'
+    description = ('Instance slots (amount x flavor, affinity true, false '
+                   'or none) booked on the pcloud capacity ledger.')
+    query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
+
+    def __init__(self):
+        super().__init__()
+        self.monitor = (CleanupMonitor(self)
+                        if CONF.pcloud_instance.cleanup_interval else None)
+        self.notifier = usage.UsageNotifier(CONF)
+        self._plans = threading.local()
+        self._nova = None
+        self._placement = None
+
+    # --- clients ---------------------------------------------------------
+
+    def nova(self):
+        if self._nova is None:
+            self._nova = resources.NovaObjects(nova_client.get_client())
+        return self._nova
+
+    def placement(self):
+        if self._placement is None:
+            self._placement = resources.PlacementSlots(
+                placement_client.get_adapter())
+        return self._placement
+
+    @staticmethod
+    def _ctx():
+        return context_mod.get_admin_context()
+
+    # --- admission -------------------------------------------------------
+
+    def _slot_request(self, params, amount=None):
+        required, forbidden = slots_mod.parse_properties(
+            params['resource_properties'])
+        aggregates, hosts = self.nova().pcloud_exclusions()
+        return slots_mod.SlotRequest(
+            _per_slot(params), amount or params['amount'],
+            affinity=params['affinity'], required=required,
+            forbidden=forbidden, forbidden_aggregates=aggregates,
+            excluded_hosts=hosts)
+
+    def _place(self, request, start, end, discounted=None, consumer=None,
+               **kwargs):
+        """(plan, forest) for the window, or a refusal that explains.
+
+        discounted: the claims of consumer, taken out of the usage.
+        """
+        forest = db_api.load_forest(self._ctx(), start, end)
+        if discounted:
+            slots_mod.discount(forest, discounted)
+        try:
+            plan = slots_mod.place(
+                forest, request,
+                max_candidates=CONF.pcloud_instance.max_candidates, **kwargs)
+        except slots_mod.SlotsUnavailable as e:
+            raise mgr_exc.NotEnoughHostsAvailable(self._refusal(
+                forest, request, start, end, e.message, consumer))
+        return plan, forest
+
+    def _refusal(self, forest, request, start, end, why, consumer):
+        """Say what was short, and in which part of the window."""
+        rc, free, needed, providers = slots_mod.shortage(forest, request)
+        message = ('Cannot reserve %s from %s to %s: %s Most short: %s, '
+                   '%d free on the hosts this reservation may use, %d '
+                   'needed.' % (request.describe(), start, end, why, rc,
+                                free, needed))
+        steps = res_db.usage_steps(self._ctx(), rc, start, end, providers,
+                                   exclude_consumer=consumer)
+        peak = max(used for _at, used in steps)
+        if peak:
+            bounds = [moment for moment, _u in steps[1:]] + [end]
+            busiest = [(moment, bounds[i])
+                       for i, (moment, used) in enumerate(steps)
+                       if used == peak]
+            message += (' Busiest from %s to %s, when other reservations '
+                        'hold %d of it.' % (busiest[0] + (peak,)))
+        return message
+
+    def _refused(self, request, start, end, error):
+        return mgr_exc.NotEnoughHostsAvailable(
+            'Cannot reserve %s from %s to %s: concurrent leases kept taking '
+            'the capacity it was placed on. Last refusal: %s'
+            % (request.describe(), start, end, error.message))
+
+    def _cached_plan(self, key):
+        """What allocation_candidates placed for the same parameters.
+
+        (request, (plan, forest)), or None.
+        """
+        cached = getattr(self._plans, 'last', None)
+        self._plans.last = None
+        if cached and cached[0] == key:
+            return cached[1]
+        return None
+
+    @staticmethod
+    def _plan_key(params, start, end):
+        return tuple(params[p] for p in PARAMS) + (start, end)
+
+    def allocation_candidates(self, values):
+        """Hosts the slots would go to, one uuid per slot.
+
+        The manager asks this before creating a lease (for its usage
+        enforcement), then calls reserve_resource: the plan is kept for
+        that call, which claims it or, if it went stale, places again.
+        """
+        reservation_id = values.get('id')
+        if reservation_id:
+            try:
+                current = res_db.get(self._ctx(), reservation_id)
+            except res_db.ReservationNotFound:
+                pass
+            else:
+                # An update: the real check is update_reservation's.
+                return _expand({s['host_uuid']: s['slots']
+                                for s in current['slots']})
+        params = parse_params(values)
+        start, end = values['start_date'], values['end_date']
+        request = self._slot_request(params)
+        placed = self._place(request, start, end)
+        self._plans.last = (self._plan_key(params, start, end),
+                            (request, placed))
+        return _expand(placed[0].hosts)
+
+    def _claim(self, consumer, request, start, end, first=None):
+        """Place and claim, again from a fresh read while concurrent
+
+        leases win the race for the capacity a plan was made on.
+        """
+        last = None
+        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+            plan, forest = first or self._place(request, start, end)
+            first = None
+            try:
+                db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
+                return plan, forest
+            except _LOST_RACE as e:
+                LOG.debug('Claim of %s lost a race: %s', consumer, e)
+                last = e
+        raise self._refused(request, start, end, last)
+
+    def reserve_resource(self, reservation_id, values):
+        params = parse_params(values)
+        start, end = values['start_date'], values['end_date']
+        cached = self._cached_plan(self._plan_key(params, start, end))
+        request, first = cached or (self._slot_request(params), None)
+        plan, forest = self._claim(reservation_id, request, start, end,
+                                   first=first)
+        # The manager reserves in the lease owner's (trust) context.
+        project_id = blazar_context.current().project_id or \
+            blazar_db.lease_get(values['lease_id'])['project_id']
+        try:
+            display = blazar_db.instance_reservation_create(dict(
+                params, reservation_id=reservation_id))
+            res_db.create(self._ctx(), reservation_id, dict(
+                params, lease_id=values['lease_id'],
+                project_id=project_id, resource_id=display['id'],
+                start_time=start, end_time=end,
+                resource_class=resources.resource_class(reservation_id)),
+                plan.slots(forest))
+        except Exception:
+            db_api.release(self._ctx(), reservation_id)
+            raise
+        LOG.info('Reserved %s for %s on %s', request.describe(),
+                 reservation_id, plan.hosts)
+        return display['id']
+
+    # --- updates ---------------------------------------------------------
+
+    def update_reservation(self, reservation_id, values):
+        """Move or resize the window, change the amount or the flavor.
+
+        Before start everything may change and the slots are placed
+        again. Once active only the amount may grow (new slots beside the
+        ones in use) and the end move; the engine and the ledger check
+        each change, and a refused one changes nothing.
+        """
+        row = res_db.get(self._ctx(), reservation_id)
+        current = {p: row[p] for p in PARAMS}
+        params = parse_params(values, current)
+        start = values.get('start_date', row['start_time'])
+        end = values.get('end_date', row['end_time'])
+        changed = sorted(p for p in PARAMS if params[p] != current[p])
+        if not changed and (start, end) == (row['start_time'],
+                                            row['end_time']):
+            return
+        state = blazar_db.reservation_get(reservation_id)['status']
+        if state == status.reservation.ERROR:
+            raise mgr_exc.CantUpdateParameter(
+                'Reservation %s is in error and cannot be updated.'
+                % reservation_id)
+        if state == status.reservation.ACTIVE:
+            self._update_active(row, params, changed, start, end)
+        else:
+            self._update_pending(row, params, changed, start, end)
+        blazar_db.instance_reservation_update(
+            row['resource_id'], {p: params[p] for p in PARAMS})
+
+    def _update_pending(self, row, params, changed, start, end):
+        rid = row['reservation_id']
+        ctx = self._ctx()
+        if not changed:
+            try:
+                db_api.change_claim(ctx, rid, start=start, end=end)
+                res_db.update(ctx, rid, start_time=start, end_time=end)
+                return
+            except _LOST_RACE:
+                pass  # the slots' hosts are busy then: place them anew
+        held = db_api.get_claims(ctx, rid)
+        overlaps = held['start'] < end and (
+            held['end'] is None or start < held['end'])
+        request = self._slot_request(params)
+        preferred = [s['host_uuid'] for s in row['slots']]
+        avoid, last = set(), None
+        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+            plan, forest = self._place(
+                request, start, end,
+                discounted=held['amounts'] if overlaps else None,
+                consumer=rid, preferred=preferred, avoid_hosts=avoid)
+            try:
+                db_api.change_claim(ctx, rid, amounts=plan.amounts,
+                                    start=start, end=end)
+                break
+            except _LOST_RACE as e:
+                last = e
+                # Taking our own claim out of the peaks was optimistic
+                # there: look elsewhere.
+                short = e.kwargs.get('provider')
+                if short in forest.providers:
+                    avoid.add(forest[short].root_uuid)
+        else:
+            raise self._refused(request, start, end, last)
+        res_db.update(ctx, rid, slots=plan.slots(forest), start_time=start,
+                      end_time=end, **params)
+
+    def _update_active(self, row, params, changed, start, end):
+        rid = row['reservation_id']
+        ctx = self._ctx()
+        if set(changed) - {'amount'}:
+            raise mgr_exc.CantUpdateParameter(
+                'Only the amount of an active instance reservation can '
+                'change, not %s.' % ', '.join(
+                    c for c in changed if c != 'amount'))
+        extra = params['amount'] - row['amount']
+        if extra < 0:
+            raise mgr_exc.CantUpdateParameter(
+                'The amount of an active instance reservation can only '
+                'grow (%d slots may be in use).' % row['amount'])
+        held = db_api.get_claims(ctx, rid)
+        # The past is over: slots added now need room from now on only.
+        start = max(start, timeutils.utcnow().replace(microsecond=0))
+        if not extra:
+            try:
+                db_api.change_claim(ctx, rid, start=start, end=end)
+            except _LOST_RACE as e:
+                raise mgr_exc.NotEnoughHostsAvailable(
+                    'Cannot move reservation %s to end at %s: %s'
+                    % (rid, end, e.message))
+            res_db.update(ctx, rid, end_time=end)
+            return
+        hosts = {s['host_uuid'] for s in row['slots']}
+        where = {True: {'only_hosts': hosts},
+                 False: {'avoid_hosts': hosts},
+                 None: {'preferred': sorted(hosts)}}[params['affinity']]
+        request = self._slot_request(params, amount=extra)
+        last = None
+        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+            plan, forest = self._place(
+                request, start, end, discounted=held['amounts'],
+                consumer=rid, held=held['amounts'], **where)
+            try:
+                db_api.change_claim(
+                    ctx, rid, amounts=_merge(held['amounts'], plan.amounts),
+                    start=start, end=end)
+                break
+            except _LOST_RACE as e:
+                last = e
+        else:
+            raise self._refused(request, start, end, last)
+        grown = _grown_slots(row['slots'], plan.hosts, forest)
+        res_db.update(ctx, rid, slots=grown, end_time=end,
+                      amount=params['amount'])
+        try:
+            self._place_slots(res_db.get(ctx, rid))
+        except Exception as e:
+            LOG.exception('Could not grow reservation %s in Nova or '
+                          'Placement; undoing it', rid)
+            db_api.change_claim(ctx, rid, amounts=held['amounts'],
+                                start=held['start'], end=held['end'])
+            res_db.update(ctx, rid, slots=row['slots'],
+                          end_time=row['end_time'], amount=row['amount'])
+            self._shrink_back(row, grown)
+            raise mgr_exc.CantUpdateParameter(
+                'Growing reservation %s failed in Nova or Placement and '
+                'was undone: %s' % (rid, e))
+
+    # --- lifecycle -------------------------------------------------------
+
+    def _place_slots(self, row):
+        """Placement inventory of the reservation's class, and aggregate
+
+        membership once there is an aggregate, for every host whose slots
+        are not all there yet.
+        """
+        ctx = self._ctx()
+        rc = row['resource_class']
+        placement = self.placement()
+        placement.ensure_class(rc)
+        for slot in row['slots']:
+            if slot['placed'] == slot['slots']:
+                continue
+            placement.set_slots(slot['host_uuid'], slot['host_name'], rc,
+                                slot['slots'])
+            res_db.set_placed(ctx, row['reservation_id'], slot['host_uuid'],
+                              slot['slots'])
+            if row['aggregate_id']:
+                self._join(row['aggregate_id'], slot)
+
+    def _join(self, aggregate_id, slot):
+        nova = self.nova()
+        nova.add_host(aggregate_id, nova.service_host(slot['host_uuid'],
+                                                      slot['host_name']))
+
+    def _shrink_back(self, row, grown):
+        """Best effort after a failed growth: Placement as row says.
+
+        Whatever is left over is removed with the reservation at its end.
+        """
+        before = {s['host_uuid']: s for s in row['slots']}
+        placement = self.placement()
+        for slot in grown:
+            old = before.get(slot['host_uuid'])
+            try:
+                if old is None:
+                    placement.remove_slots(slot['host_uuid'],
+                                           row['resource_class'])
+                elif old['placed']:
+                    placement.set_slots(slot['host_uuid'],
+                                        slot['host_name'],
+                                        row['resource_class'], old['slots'])
+            except Exception:
+                LOG.exception('Could not put back the slots of %s on %s',
+                              row['reservation_id'], slot['host_name'])
+
+    def _make_objects(self, row):
+        """Every object of an active reservation.
+
+        Each is recorded as it is made, so a failure midway can be undone.
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        nova = self.nova()
+        self._place_slots(row)
+        if not row['aggregate_id']:
+            metadata = {resources.RESERVATION_KEY: rid}
+            row['aggregate_id'] = nova.create_aggregate(
+                resources.flavor_name(rid), metadata)
+            res_db.update(ctx, rid, aggregate_id=row['aggregate_id'])
+        for slot in row['slots']:
+            self._join(row['aggregate_id'], slot)
+        if row['affinity'] is not None and not row['server_group_id']:
+            row['server_group_id'] = nova.create_server_group(
+                resources.flavor_name(rid), row['affinity'])
+            res_db.update(ctx, rid, server_group_id=row['server_group_id'])
+        extra_specs = {'resources:%s' % row['resource_class']: '1',
+                       resources.FLAVOR_EXTRA_SPEC: rid}
+        required, forbidden = slots_mod.parse_properties(
+            row['resource_properties'])
+        extra_specs.update(('trait:%s' % t, 'required') for t in required)
+        extra_specs.update(('trait:%s' % t, 'forbidden') for t in forbidden)
+        if row['server_group_id']:
+            extra_specs['affinity_id'] = row['server_group_id']
+        # Last, so the flavor shows up only once all it relies on exists.
+        res_db.update(ctx, rid, flavor_id=rid)
+        nova.create_flavor(rid, resources.flavor_name(rid), row['vcpus'],
+                           row['memory_mb'], row['disk_gb'], extra_specs,
+                           row['project_id'])
+
+    def _remove_objects(self, row):
+        """Remove what a reservation made; True when nothing is left.
+
+        Every removal is tried even if another failed; the failed ones
+        are tried again by sweep(). The reservation's class stays (closed)
+        on hosts where instances booted into it still run: those are never
+        killed (seeds/001).
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        nova = self.nova()
+        placement = self.placement()
+        steps = []
+        if row['flavor_id']:
+            steps.append((lambda: nova.delete_flavor(row['flavor_id'],
+                                                     row['project_id']),
+                          {'flavor_id': None}))
+        if row['aggregate_id']:
+            steps.append((lambda: nova.delete_aggregate(row['aggregate_id']),
+                          {'aggregate_id': None}))
+        if row['server_group_id']:
+            steps.append((lambda: nova.delete_server_group(
+                row['server_group_id']), {'server_group_id': None}))
+        gone = True
+        for step, done in steps:
+            try:
+                step()
+                res_db.update(ctx, rid, **done)
+            except Exception:
+                LOG.exception('Could not remove %s of reservation %s',
+                              ', '.join(done), rid)
+                gone = False
+        for slot in row['slots']:
+            if not slot['placed']:
+                continue
+            try:
+                if placement.remove_slots(slot['host_uuid'],
+                                          row['resource_class']):
+                    res_db.set_placed(ctx, rid, slot['host_uuid'], 0)
+                else:
+                    gone = False
+            except Exception:
+                LOG.exception('Could not remove the slots of reservation '
+                              '%s on %s', rid, slot['host_name'])
+                gone = False
+        return gone and placement.remove_class(row['resource_class'])
+
+    def on_start(self, resource_id):
+        self.sweep()
+        ctx = self._ctx()
+        try:
+            row = res_db.get_by_resource_id(ctx, resource_id)
+        except res_db.ReservationNotFound as e:
+            raise mgr_exc.EventError(error=e.message)
+        rid = row['reservation_id']
+        try:
+            self._make_objects(row)
+        except Exception as e:
+            LOG.exception('Starting reservation %s failed; undoing it', rid)
+            try:
+                self._remove_objects(res_db.get(ctx, rid))
+            except Exception:
+                LOG.exception('Could not undo reservation %s; its end or '
+                              'deletion will retry', rid)
+            raise mgr_exc.EventError(
+                error='Nova or Placement failed while starting reservation '
+                      '%s: %s' % (rid, e))
+        res_db.update(ctx, rid, state=res_db.ACTIVE)
+        blazar_db.instance_reservation_update(resource_id, {
+            'flavor_id': rid, 'aggregate_id': row['aggregate_id'],
+            'server_group_id': row['server_group_id']})
+        row = res_db.get(ctx, rid)
+        self.notifier.reservation_started(self._notify_ctx(row), row)
+
+    def on_end(self, resource_id):
+        ctx = self._ctx()
+        try:
+            row = res_db.get_by_resource_id(ctx, resource_id)
+        except res_db.ReservationNotFound:
+            LOG.info('Reservation with resource %s already ended',
+                     resource_id)
+            return
+        self._finish(row)
+        if row['state'] == res_db.ACTIVE:
+            self.notifier.reservation_ended(self._notify_ctx(row), row)
+        self.sweep()
+
+    def _finish(self, row):
+        """Release the capacity and remove the objects; what cannot be
+
+        removed yet is left for sweep() to retry.
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        db_api.release(ctx, rid)
+        try:
+            gone = self._remove_objects(row)
+        except Exception:
+            LOG.exception('Clean-up of reservation %s failed; it will be '
+                          'retried', rid)
+            gone = False
+        if gone:
+            res_db.delete(ctx, rid)
+        else:
+            res_db.update(ctx, rid, state=res_db.ENDING)
+
+    def sweep(self):
+        """Retry the clean-up of ended reservations that left objects."""
+        ctx = self._ctx()
+        for row in res_db.list_reservations(ctx, state=res_db.ENDING):
+            try:
+                if self._remove_objects(row):
+                    res_db.delete(ctx, row['reservation_id'])
+                    LOG.info('Finished cleaning up reservation %s',
+                             row['reservation_id'])
+            except Exception:
+                LOG.exception('Clean-up of reservation %s failed again',
+                              row['reservation_id'])
+
+    @staticmethod
+    def _notify_ctx(row):
+        return {'project_id': row['project_id']}
+
+    # --- what Blazar shows -----------------------------------------------
+
+    def get(self, resource_id):
+        """A host holding slots (resource ids here are host uuids)."""
+        try:
+            provider = db_api.get_provider(self._ctx(), resource_id)
+        except exception.ResourceProviderNotFound:
+            return None
+        return {'id': provider['uuid'],
+                'hypervisor_hostname': provider['name']}
+
+    def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
+        found = collections.defaultdict(list)
+        for row in res_db.list_reservations(
+                self._ctx(), lease_id=lease_id,
+                reservation_id=reservation_id,
+                ending_after=timeutils.utcnow()):
+            if row['state'] == res_db.ENDING:
+                continue
+            for slot in row['slots']:
+                if hosts is None or slot['host_uuid'] in hosts:
+                    found[slot['host_uuid']].append({
+                        'id': row['reservation_id'],
+                        'lease_id': row['lease_id'],
+                        'start_date': row['start_time'],
+                        'end_date': row['end_time'],
+                        'slots': slot['slots']})
+        return found
+
+    def list_allocations(self, query, detail=False):
+        options = self.get_query_options(query or {}, QUERY_TYPE_ALLOCATION)
+        return [{'resource_id': host, 'reservations': allocs}
+                for host, allocs in sorted(
+                    self._allocations(**options).items())]
+
+    def query_allocations(self, resource_id_list, lease_id=None,
+                          reservation_id=None):
+        found = self._allocations(set(resource_id_list), lease_id,
+                                  reservation_id)
+        return {host: found.get(host, []) for host in resource_id_list}
+
+
+class CleanupMonitor(base.BaseMonitorPlugin):
+    """Blazar's polling monitor runs sweep() every cleanup_interval."""
+
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+    def is_notification_enabled(self):
+        return False
+
+    def get_notification_event_types(self):
+        return []
+
+    def get_notification_topics(self):
+        return []
+
+    def notification_callback(self, event_type, payload):
+        return {}
+
+    def is_polling_enabled(self):
+        return True
+
+    def get_polling_interval(self):
+        return CONF.pcloud_instance.cleanup_interval
+
+    def poll(self):
+        self.plugin.sweep()
+        return {}
+
+    def get_healing_interval(self):
+        return 0
+
+    def heal(self):
+        return {}

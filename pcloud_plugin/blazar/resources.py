@@ -1,0 +1,308 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The Nova and Placement objects an active instance reservation owns.
+
+Every call here is idempotent and takes "already there" or "already gone"
+as success, so that a start or end interrupted midway is finished (or
+undone) simply by running it again.
+
+Placement: the reservation's custom resource class, with one unit of
+inventory per slot on a child provider of each host it holds slots on
+(nova-compute rewrites its own providers' inventories, never a child it
+does not know). The reserved flavor asks for one unit, so it lands only
+there, at most as many times as there are slots.
+
+Nova: that private flavor, with access for the lease's project; an
+aggregate of the hosts (metadata ``reservation=<id>``, matched by the
+flavor for AggregateInstanceExtraSpecsFilter); and a server group when
+affinity is true or false.
+"""
+
+import uuid
+
+from novaclient import api_versions
+from novaclient import exceptions as nova_exc
+from oslo_log import log as logging
+
+from pcloud_plugin import exception
+from pcloud_plugin.pcloud import aggregates as pcloud_aggregates
+
+LOG = logging.getLogger(__name__)
+
+# 1.26: an inventory may reserve all of its total (how an ended
+# reservation's class is closed while instances still hold units of it).
+PLACEMENT_MICROVERSION = '1.26'
+CHILD_PREFIX = 'pcloud_reservations_'
+_CHILD_NAMESPACE = uuid.UUID('6d0c3e0a-5e53-4c1b-9a0e-2f3c6b1d7a52')
+PCLOUD_TYPES = (pcloud_aggregates.TYPE_PCLOUD, pcloud_aggregates.TYPE_POOL)
+RESERVATION_KEY = 'reservation'
+FLAVOR_EXTRA_SPEC = 'aggregate_instance_extra_specs:' + RESERVATION_KEY
+_RETRIES = 10
+
+
+class PlacementFailure(exception.PcloudException):
+    msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
+               '%(body)s')
+    code = 502
+
+
+def resource_class(reservation_id):
+    return 'CUSTOM_RESERVATION_' + reservation_id.upper().replace('-', '_')
+
+
+def flavor_name(reservation_id):
+    return 'reservation:' + reservation_id
+
+
+def child_uuid(host_uuid):
+    """The child provider holding reservation classes under one host."""
+    return str(uuid.uuid5(_CHILD_NAMESPACE, host_uuid))
+
+
+class PlacementSlots:
+    """Reservation classes and their inventories, through a keystoneauth
+
+    adapter for Placement.
+    """
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    def _call(self, method, url, json=None, ok=(200, 201, 204)):
+        response = self.adapter.request(
+            url, method, json=json, microversion=PLACEMENT_MICROVERSION,
+            raise_exc=False)
+        if response.status_code not in ok:
+            raise PlacementFailure(status=response.status_code,
+                                   method=method, url=url,
+                                   body=response.text[:500])
+        return response
+
+    def ensure_class(self, rc):
+        self._call('PUT', '/resource_classes/%s' % rc)
+
+    def remove_class(self, rc):
+        """True when the class is gone; False while units are in use."""
+        response = self._call('DELETE', '/resource_classes/%s' % rc,
+                              ok=(204, 404, 409))
+        return response.status_code != 409
+
+    def _ensure_child(self, host_uuid, host_name):
+        child = child_uuid(host_uuid)
+        response = self._call('POST', '/resource_providers', json={
+            'uuid': child, 'name': CHILD_PREFIX + host_name,
+            'parent_provider_uuid': host_uuid}, ok=(200, 201, 409))
+        if response.status_code == 409:
+            # Already made by an earlier start, or a name clash.
+            self._call('GET', '/resource_providers/%s' % child)
+        return child
+
+    def set_slots(self, host_uuid, host_name, rc, slots):
+        """Make rc's inventory on the host's child provider ``slots``."""
+        child = child_uuid(host_uuid)
+        for _attempt in range(_RETRIES):
+            response = self._call(
+                'GET', '/resource_providers/%s/inventories' % child,
+                ok=(200, 404))
+            if response.status_code == 404:
+                self._ensure_child(host_uuid, host_name)
+                continue
+            current = response.json()
+            inventories = current['inventories']
+            inventories[rc] = {'total': slots, 'reserved': 0, 'min_unit': 1,
+                               'max_unit': 1, 'step_size': 1,
+                               'allocation_ratio': 1.0}
+            response = self._call(
+                'PUT', '/resource_providers/%s/inventories' % child,
+                json={'resource_provider_generation':
+                      current['resource_provider_generation'],
+                      'inventories': inventories}, ok=(200, 404, 409))
+            if response.status_code == 200:
+                return
+            # 409: someone else changed the provider; 404: it went away.
+        raise PlacementFailure(status=409, method='PUT',
+                               url='/resource_providers/%s/inventories'
+                               % child,
+                               body='gave up after %d generation conflicts'
+                               % _RETRIES)
+
+    def remove_slots(self, host_uuid, rc):
+        """Drop rc's inventory on the host; True when gone.
+
+        While instances booted into the reservation still hold units of
+        it, Placement refuses: the inventory is then closed (all of it
+        reserved) so nothing new lands, and False says to try later.
+        """
+        child = child_uuid(host_uuid)
+        url = '/resource_providers/%s/inventories/%s' % (child, rc)
+        for _attempt in range(_RETRIES):
+            response = self._call('DELETE', url, ok=(204, 404, 409))
+            if response.status_code != 409:
+                self._drop_child_if_empty(child)
+                return True
+            # Placement says 409 both for a generation race and for
+            # units in use: only the usage tells them apart.
+            usages = self._call(
+                'GET', '/resource_providers/%s/usages' % child,
+                ok=(200, 404))
+            if usages.status_code == 200 and usages.json()[
+                    'usages'].get(rc):
+                self._close(child, rc)
+                return False
+        return False
+
+    def _close(self, child, rc):
+        url = '/resource_providers/%s/inventories/%s' % (child, rc)
+        for _attempt in range(_RETRIES):
+            response = self._call('GET', url, ok=(200, 404))
+            if response.status_code == 404:
+                return
+            inventory = response.json()
+            inventory['reserved'] = inventory['total']
+            response = self._call('PUT', url, json=inventory,
+                                  ok=(200, 404, 409))
+            if response.status_code != 409:
+                return
+
+    def _drop_child_if_empty(self, child):
+        response = self._call(
+            'GET', '/resource_providers/%s/inventories' % child,
+            ok=(200, 404))
+        if response.status_code == 200 and not response.json()[
+                'inventories']:
+            # 409 if a concurrent start just added inventory: keep it.
+            self._call('DELETE', '/resource_providers/%s' % child,
+                       ok=(204, 404, 409))
+
+
+class NovaObjects:
+    """The reservation's flavor, aggregate and server group, through a
+
+    python-novaclient Client (microversion 2.53 or later).
+    """
+
+    def __init__(self, client):
+        self.nova = client
+
+    def pcloud_exclusions(self):
+        """(aggregate uuids, host names) of pclouds and host flavor pools:
+
+        hosts there are never used for instance reservations (seeds/000).
+        Names are both service hosts and hypervisor names, as Placement
+        names compute node providers after the latter.
+        """
+        uuids, hosts = set(), set()
+        for aggregate in self.nova.aggregates.list():
+            metadata = getattr(aggregate, 'metadata', None) or {}
+            if metadata.get(pcloud_aggregates.TYPE) in PCLOUD_TYPES:
+                if getattr(aggregate, 'uuid', None):
+                    uuids.add(aggregate.uuid)
+                hosts.update(getattr(aggregate, 'hosts', None) or ())
+                hosts.update(
+                    value for key, value in metadata.items()
+                    if key.startswith(pcloud_aggregates.NODE_PREFIX))
+        return uuids, hosts
+
+    def service_host(self, host_uuid, host_name):
+        """Nova's service host of a compute node provider (aggregates
+
+        take service hosts; Placement names providers after hypervisors).
+        """
+        try:
+            return self.nova.hypervisors.get(host_uuid).service['host']
+        except nova_exc.NotFound:
+            LOG.debug('No hypervisor %s; using its name %s',
+                      host_uuid, host_name)
+            return host_name
+
+    def create_server_group(self, name, affinity):
+        policy = 'affinity' if affinity else 'anti-affinity'
+        if self.nova.api_version >= api_versions.APIVersion('2.64'):
+            group = self.nova.server_groups.create(name=name, policy=policy)
+        else:
+            group = self.nova.server_groups.create(name=name,
+                                                   policies=[policy])
+        return group.id
+
+    def delete_server_group(self, group_id):
+        try:
+            self.nova.server_groups.delete(group_id)
+        except nova_exc.NotFound:
+            pass
+
+    def create_flavor(self, flavor_id, name, vcpus, ram, disk, extra_specs,
+                      project_id):
+        try:
+            flavor = self.nova.flavors.create(
+                name, ram, vcpus, disk, flavorid=flavor_id, is_public=False)
+        except nova_exc.Conflict:
+            # Made by an earlier, interrupted start.
+            flavor = self.nova.flavors.get(flavor_id)
+        flavor.set_keys(extra_specs)
+        if project_id:
+            try:
+                self.nova.flavor_access.add_tenant_access(flavor,
+                                                          project_id)
+            except nova_exc.Conflict:
+                pass
+        return flavor.id
+
+    def delete_flavor(self, flavor_id, project_id):
+        try:
+            if project_id:
+                self.nova.flavor_access.remove_tenant_access(flavor_id,
+                                                             project_id)
+        except nova_exc.NotFound:
+            pass
+        try:
+            self.nova.flavors.delete(flavor_id)
+        except nova_exc.NotFound:
+            pass
+
+    def create_aggregate(self, name, metadata):
+        try:
+            aggregate = self.nova.aggregates.create(name, None)
+        except nova_exc.Conflict:
+            aggregate = self._aggregate_named(name)
+            if aggregate is None:
+                raise
+        self.nova.aggregates.set_metadata(aggregate.id, metadata)
+        return aggregate.id
+
+    def _aggregate_named(self, name):
+        for aggregate in self.nova.aggregates.list():
+            if aggregate.name == name:
+                return aggregate
+        return None
+
+    def add_host(self, aggregate_id, host):
+        try:
+            self.nova.aggregates.add_host(aggregate_id, host)
+        except nova_exc.Conflict:
+            pass  # already a member
+
+    def delete_aggregate(self, aggregate_id):
+        try:
+            aggregate = self.nova.aggregates.get(aggregate_id)
+        except nova_exc.NotFound:
+            return
+        for host in list(getattr(aggregate, 'hosts', None) or ()):
+            try:
+                self.nova.aggregates.remove_host(aggregate_id, host)
+            except nova_exc.NotFound:
+                pass
+        try:
+            self.nova.aggregates.delete(aggregate_id)
+        except nova_exc.NotFound:
+            pass

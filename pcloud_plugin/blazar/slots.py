@@ -1,0 +1,406 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Where the slots of a virtual:instance reservation go (pure, no I/O).
+
+The allocation-candidates engine says, for one slot, every way each host
+(provider tree, with sharing providers) can serve it in the window; the
+forest's usage is already each provider's peak in the window, which is what
+a slot pinned to one host for the whole window needs. Slots are then laid
+out one by one, each on a candidate that still fits beside the slots
+already laid, as Nova would boot them:
+
+* affinity True: all slots on one host;
+* affinity False: each slot on a different host;
+* affinity None: packed, so that as many hosts as possible stay empty.
+
+Hosts that already carry load are used before empty ones, and among them
+the tightest first, so whole hosts stay free for whoever needs a whole
+host. The plan is only a proposal: the ledger claim that follows checks it
+exactly, under a generation compare-and-swap.
+"""
+
+import collections
+import json
+
+import os_traits
+
+from pcloud_plugin.capacity import candidates as candidates_mod
+from pcloud_plugin.capacity import request as request_mod
+from pcloud_plugin import exception
+
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
+_STANDARD_TRAITS = frozenset(os_traits.get_traits())
+_TRUE = ('true', 'yes', '1', 'required')
+_FALSE = ('false', 'no', '0', 'forbidden')
+
+
+class SlotsUnavailable(exception.Conflict):
+    """Fewer slots than requested fit; ``placed`` is how many did."""
+    msg_fmt = ('Only %(placed)d of %(requested)d slots fit '
+               '(%(constraint)s).')
+
+
+class SlotRequest:
+    """What one reservation asks for.
+
+    :param resources: {resource class: amount} one slot (one instance of
+        the reserved flavor) takes
+    :param amount: how many slots
+    :param affinity: True (one host), False (distinct hosts) or None
+    :param required: traits a host must offer
+    :param forbidden: traits a host must not offer
+    :param forbidden_aggregates: aggregate uuids whose hosts are never
+        used (pclouds and host flavor pools)
+    :param excluded_hosts: host names or root provider uuids never used
+    """
+
+    def __init__(self, resources, amount, affinity=None, required=(),
+                 forbidden=(), forbidden_aggregates=(), excluded_hosts=()):
+        self.resources = {rc: n for rc, n in resources.items() if n}
+        self.amount = amount
+        self.affinity = affinity
+        self.required = frozenset(required)
+        self.forbidden = frozenset(forbidden)
+        self.forbidden_aggregates = frozenset(forbidden_aggregates)
+        self.excluded_hosts = frozenset(excluded_hosts)
+
+    def candidates_request(self):
+        """One slot, as Nova asks Placement for one instance."""
+        return request_mod.CandidatesRequest(groups={
+            request_mod.UNSUFFIXED: request_mod.RequestGroup(
+                resources=self.resources, required=sorted(self.required),
+                forbidden=self.forbidden,
+                forbidden_aggregates=self.forbidden_aggregates)})
+
+    def describe(self):
+        return '%d x (%s), affinity %s' % (
+            self.amount, ', '.join('%s=%d' % kv for kv in
+                                   sorted(self.resources.items())),
+            {True: 'true', False: 'false'}.get(self.affinity, 'none'))
+
+
+class Plan:
+    """Slots laid out: ``allocations`` is one {provider: {class: n}} per
+
+    slot, ``hosts`` how many slots each host (root provider uuid) holds.
+    """
+
+    def __init__(self, allocations, hosts):
+        self.allocations = allocations
+        self.hosts = hosts
+
+    @property
+    def amounts(self):
+        """What the ledger claim of these slots is: summed per provider."""
+        summed = collections.defaultdict(collections.Counter)
+        for alloc in self.allocations:
+            for rp, resources in alloc.items():
+                summed[rp].update(resources)
+        return {rp: dict(res) for rp, res in summed.items()}
+
+    def slots(self, forest):
+        return [{'host_uuid': host, 'host_name': forest[host].name,
+                 'slots': n} for host, n in sorted(self.hosts.items())]
+
+
+def parse_properties(resource_properties):
+    """(required, forbidden) traits from Blazar's requirement syntax.
+
+    Capacity comes from Placement, so host properties are Placement
+    traits: ``["=", "$HW_CPU_X86_AVX2", "true"]`` requires one,
+    ``["=", "$CUSTOM_SLOW", "false"]`` (or ``"!="`` with true) forbids one,
+    and ``["and", ...]`` combines them. Anything else is refused rather
+    than silently ignored.
+    """
+    if resource_properties in (None, '', '[]'):
+        return frozenset(), frozenset()
+    expr = resource_properties
+    if isinstance(expr, str):
+        try:
+            expr = json.loads(expr)
+        except ValueError as e:
+            raise exception.Invalid(
+                reason='resource_properties is not JSON: %s' % e)
+    required, forbidden = set(), set()
+    _collect(expr, required, forbidden)
+    both = required & forbidden
+    if both:
+        raise exception.Invalid(
+            reason='resource_properties both requires and forbids %s'
+            % ', '.join(sorted(both)))
+    return frozenset(required), frozenset(forbidden)
+
+
+def _collect(expr, required, forbidden):
+    if not isinstance(expr, list) or not expr:
+        raise exception.Invalid(
+            reason='resource_properties must be a list like '
+                   '["=", "$TRAIT", "true"], got %r' % (expr,))
+    if expr[0] == 'and':
+        for sub in expr[1:]:
+            _collect(sub, required, forbidden)
+        return
+    if len(expr) != 3 or expr[0] not in ('=', '==', '!='):
+        raise exception.Invalid(
+            reason='resource_properties supports only "and" of '
+                   '["=" or "!=", "$TRAIT", true or false], got %r'
+                   % (expr,))
+    op, name, value = expr
+    trait = name[1:] if isinstance(name, str) and name[:1] == '$' else None
+    if trait not in _STANDARD_TRAITS and not (
+            trait and trait.startswith('CUSTOM_')):
+        raise exception.Invalid(
+            reason='resource_properties name a Placement trait, e.g. '
+                   '"$HW_CPU_X86_AVX2" or "$CUSTOM_...", got %r' % (name,))
+    wanted = str(value).lower()
+    if wanted not in _TRUE + _FALSE:
+        raise exception.Invalid(
+            reason='resource_properties value of %s must be true or '
+                   'false, got %r' % (trait, value))
+    if (wanted in _TRUE) == (op != '!='):
+        required.add(trait)
+    else:
+        forbidden.add(trait)
+
+
+def host_of(forest, alloc, sharing):
+    """The host (root provider uuid) a slot's allocation runs on."""
+    for rp in alloc:
+        if rp not in sharing:
+            return forest[rp].root_uuid
+    return forest[next(iter(alloc))].root_uuid
+
+
+def discount(forest, amounts):
+    """Take a consumer's own claim out of a forest's usage, so that it can
+
+    be placed again. The peak of the others is at least this, so a plan
+    may be optimistic; the ledger's exact check has the last word.
+    """
+    for rp, resources in amounts.items():
+        provider = forest.providers.get(rp)
+        if provider is None:
+            continue
+        for rc, n in resources.items():
+            if rc in provider.usage:
+                provider.usage[rc] = max(0, provider.usage[rc] - n)
+
+
+class _Packer:
+    """Lays slots on providers, keeping the sums it has added."""
+
+    def __init__(self, forest, held):
+        self.forest = forest
+        self.held = held or {}
+        self.added = collections.Counter()
+
+    def room(self, rp, rc):
+        # One consumer per reservation: like a Placement consumer, its sum
+        # on a provider stays within max_unit.
+        provider = self.forest[rp]
+        held = self.held.get(rp, {}).get(rc, 0)
+        return (min(provider.free(rc), provider.inventories[rc].max_unit)
+                - held - self.added[rp, rc])
+
+    def fits(self, alloc):
+        return all(self.room(rp, rc) >= n
+                   for rp, resources in alloc.items()
+                   for rc, n in resources.items())
+
+    def add(self, alloc, sign=1):
+        for rp, resources in alloc.items():
+            for rc, n in resources.items():
+                self.added[rp, rc] += sign * n
+
+    def take(self, options, count):
+        """Up to count slots from one host's options; what was laid."""
+        laid = []
+        while len(laid) < count:
+            for alloc in options:
+                if self.fits(alloc):
+                    self.add(alloc)
+                    laid.append(alloc)
+                    break
+            else:
+                break
+        return laid
+
+    def count(self, options, limit):
+        """How many slots (up to limit) one host could still take."""
+        laid = self.take(options, limit)
+        for alloc in laid:
+            self.add(alloc, -1)
+        return len(laid)
+
+    def estimate(self, options, need, room):
+        """Upper bound on the slots a host can take.
+
+        The room (as room() was before any slot was laid) of every
+        provider its options use, class by class, over what a slot needs.
+        """
+        providers = collections.defaultdict(set)
+        for alloc in options:
+            for rp, resources in alloc.items():
+                for rc in resources:
+                    providers[rc].add(rp)
+        return min(sum(max(0, room[rp, rc]) for rp in rps) // need[rc]
+                   for rc, rps in providers.items())
+
+
+def place(forest, request, max_candidates=None, preferred=(), held=None,
+          only_hosts=None, avoid_hosts=()):
+    """Lay out request.amount slots; a Plan, or SlotsUnavailable.
+
+    :param preferred: hosts to use first (where the reservation already
+        has slots), in order
+    :param held: {provider: {class: n}} the consumer keeps beside the new
+        slots (growing an active reservation), already discounted from
+        the forest: it counts against both free capacity and max_unit
+    :param only_hosts: if set, the only hosts slots may go to
+    :param avoid_hosts: hosts slots must not go to
+    """
+    answer = candidates_mod.allocation_candidates(
+        forest, request.candidates_request(), max_candidates)
+    sharing = {p.uuid for p in forest if SHARING_TRAIT in p.traits}
+    excluded = set(avoid_hosts)
+    for p in forest:
+        if p.parent_uuid is None and (p.uuid in request.excluded_hosts or
+                                      p.name in request.excluded_hosts):
+            excluded.add(p.uuid)
+    options = collections.defaultdict(list)
+    for areq in answer['allocation_requests']:
+        alloc = {rp: dict(a['resources'])
+                 for rp, a in areq['allocations'].items()}
+        host = host_of(forest, alloc, sharing)
+        if host in excluded or (only_hosts is not None
+                                and host not in only_hosts):
+            continue
+        options[host].append(alloc)
+
+    packer = _Packer(forest, held)
+    need = request.resources
+    room = {}
+    for opts in options.values():
+        for alloc in opts:
+            for rp, resources in alloc.items():
+                for rc in resources:
+                    if (rp, rc) not in room:
+                        room[rp, rc] = packer.room(rp, rc)
+    estimates = {h: packer.estimate(opts, need, room)
+                 for h, opts in options.items()}
+    busy = {p.root_uuid for p in forest
+            if p.uuid not in sharing and any(p.usage.values())}
+    first = [h for h in preferred if h in options]
+    rest = sorted((h for h in options if h not in first),
+                  key=lambda h: (h not in busy, estimates[h],
+                                 forest[h].name))
+    order = first + rest
+
+    hosts = collections.Counter()
+    allocations = []
+
+    def lay(host, count):
+        laid = packer.take(options[host], count)
+        allocations.extend(laid)
+        if laid:
+            hosts[host] += len(laid)
+        return len(laid)
+
+    wanted = request.amount
+    if request.affinity is True:
+        for host in order:
+            if estimates[host] >= wanted and packer.count(
+                    options[host], wanted) == wanted:
+                lay(host, wanted)
+                break
+        else:
+            best = max((packer.count(options[h], wanted) for h in order),
+                       default=0)
+            raise SlotsUnavailable(
+                placed=best, requested=wanted,
+                constraint='affinity true: no single host takes them all')
+    elif request.affinity is False:
+        for host in order:
+            if len(allocations) == wanted:
+                break
+            lay(host, 1)
+        if len(allocations) < wanted:
+            raise SlotsUnavailable(
+                placed=len(allocations), requested=wanted,
+                constraint='affinity false: each on a different host')
+    else:
+        _pack(order, busy, first, estimates, wanted, lay)
+        if len(allocations) < wanted:
+            raise SlotsUnavailable(placed=len(allocations),
+                                   requested=wanted,
+                                   constraint='affinity none')
+    return Plan(allocations, dict(hosts))
+
+
+def _pack(order, busy, first, estimates, wanted, lay):
+    """Fill hosts already in use, then open as few empty hosts as can be:
+
+    the tightest empty host that takes all that is left, else the
+    roomiest, and so on.
+    """
+    left = wanted
+    empty = []
+    for host in order:
+        if host in first or host in busy:
+            left -= lay(host, left)
+            if not left:
+                return
+        else:
+            empty.append(host)
+    while left and empty:
+        whole = [h for h in empty if estimates[h] >= left]
+        host = (min(whole, key=lambda h: estimates[h]) if whole
+                else max(empty, key=lambda h: estimates[h]))
+        empty.remove(host)
+        left -= lay(host, left)
+
+
+def shortage(forest, request):
+    """(class, free, needed, providers) of the class most short on the
+
+    hosts the request may use, for a refusal message: free is what those
+    hosts have left at their peak in the window.
+    """
+    sharing = {p.uuid for p in forest if SHARING_TRAIT in p.traits}
+    trees = collections.defaultdict(list)
+    for p in forest:
+        trees[p.root_uuid].append(p)
+    eligible = set()
+    for root, members in trees.items():
+        top = forest[root]
+        traits = frozenset().union(*(p.traits for p in members))
+        aggregates = frozenset().union(*(p.aggregates for p in members))
+        if (root in request.excluded_hosts
+                or top.name in request.excluded_hosts
+                or aggregates & request.forbidden_aggregates
+                or not request.required <= traits
+                or traits & request.forbidden):
+            continue
+        eligible.update(p.uuid for p in members if p.uuid not in sharing)
+    eligible |= sharing
+    worst = None
+    for rc, per_slot in sorted(request.resources.items()):
+        providers = {p.uuid for p in forest
+                     if p.uuid in eligible and rc in p.inventories}
+        free = sum(max(0, forest[u].free(rc)) for u in providers)
+        needed = per_slot * request.amount
+        ratio = free / needed
+        if worst is None or ratio < worst[0]:
+            worst = (ratio, rc, free, needed, providers)
+    return worst[1:]

@@ -1,0 +1,215 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""virtual:instance reservation records in the ledger database.
+
+The capacity itself is the ledger claim whose consumer is the reservation
+id (db.api); these rows say what it is for: the slot size and count, the
+hosts holding slots, and the Nova and Placement objects made at start.
+"""
+
+import collections
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import models
+from pcloud_plugin import exception
+
+_RES = models.InstanceReservation.__table__
+_SLOT = models.InstanceReservationSlot.__table__
+_ALLOC = models.Allocation.__table__
+_RP = models.ResourceProvider.__table__
+_RC = models.ResourceClass.__table__
+
+RESERVED = 'reserved'
+ACTIVE = 'active'
+ENDING = 'ending'
+
+_FIELDS = ('lease_id', 'project_id', 'resource_id', 'vcpus', 'memory_mb',
+           'disk_gb', 'amount', 'affinity', 'resource_properties',
+           'start_time', 'end_time', 'state', 'resource_class', 'flavor_id',
+           'aggregate_id', 'server_group_id')
+
+
+class ReservationNotFound(exception.NotFound):
+    msg_fmt = 'No instance reservation %(reservation)s.'
+
+
+def _writer(context):
+    db_api.configure()
+    return db_api.main_context_manager.writer.using(context)
+
+
+def _reader(context):
+    db_api.configure()
+    return db_api.main_context_manager.reader.using(context)
+
+
+def _slots_of(session, reservation_ids):
+    slots = collections.defaultdict(list)
+    if reservation_ids:
+        for row in session.execute(
+                sa.select(_SLOT).where(
+                    _SLOT.c.reservation_id.in_(reservation_ids))
+                .order_by(_SLOT.c.host_name)).mappings():
+            slots[row['reservation_id']].append(dict(row))
+    return slots
+
+
+def _as_dict(row, slots):
+    found = {'reservation_id': row['reservation_id']}
+    found.update((f, row[f]) for f in _FIELDS)
+    found['slots'] = slots
+    return found
+
+
+def _write_slots(session, reservation_id, slots):
+    session.execute(_SLOT.delete().where(
+        _SLOT.c.reservation_id == reservation_id))
+    if slots:
+        session.execute(_SLOT.insert(), [
+            {'reservation_id': reservation_id, 'host_uuid': s['host_uuid'],
+             'host_name': s['host_name'], 'slots': s['slots'],
+             'placed': s.get('placed', 0)} for s in slots])
+
+
+def create(context, reservation_id, values, slots):
+    """Record a reservation whose ledger claim has just been made.
+
+    :param values: the _FIELDS to store (state defaults to RESERVED)
+    :param slots: [{'host_uuid', 'host_name', 'slots'}]
+    """
+    row = {f: values.get(f) for f in _FIELDS}
+    row['state'] = row['state'] or RESERVED
+    with _writer(context) as session:
+        try:
+            session.execute(_RES.insert().values(
+                reservation_id=reservation_id,
+                created_at=timeutils.utcnow(), **row))
+            session.flush()
+        except db_exc.DBDuplicateEntry:
+            raise exception.Conflict(
+                reason='instance reservation %s already exists'
+                % reservation_id)
+        _write_slots(session, reservation_id, slots)
+
+
+def get(context, reservation_id):
+    """The reservation with its 'slots', or ReservationNotFound."""
+    with _reader(context) as session:
+        row = session.execute(sa.select(_RES).where(
+            _RES.c.reservation_id == reservation_id)).mappings().first()
+        if row is None:
+            raise ReservationNotFound(reservation=reservation_id)
+        return _as_dict(row, _slots_of(session, [reservation_id])
+                        [reservation_id])
+
+
+def get_by_resource_id(context, resource_id):
+    with _reader(context) as session:
+        row = session.execute(sa.select(_RES).where(
+            _RES.c.resource_id == resource_id)).mappings().first()
+        if row is None:
+            raise ReservationNotFound(reservation='with resource id %s'
+                                      % resource_id)
+        reservation_id = row['reservation_id']
+        return _as_dict(row, _slots_of(session, [reservation_id])
+                        [reservation_id])
+
+
+def list_reservations(context, lease_id=None, reservation_id=None,
+                      state=None, ending_after=None):
+    """Reservations with their slots, filtered by any argument given."""
+    query = sa.select(_RES).order_by(_RES.c.id)
+    if lease_id is not None:
+        query = query.where(_RES.c.lease_id == lease_id)
+    if reservation_id is not None:
+        query = query.where(_RES.c.reservation_id == reservation_id)
+    if state is not None:
+        query = query.where(_RES.c.state == state)
+    if ending_after is not None:
+        query = query.where(_RES.c.end_time > ending_after)
+    with _reader(context) as session:
+        rows = list(session.execute(query).mappings())
+        slots = _slots_of(session, [r['reservation_id'] for r in rows])
+        return [_as_dict(r, slots[r['reservation_id']]) for r in rows]
+
+
+def update(context, reservation_id, slots=None, **values):
+    """Change stored fields and, if given, replace the slots."""
+    unknown = set(values) - set(_FIELDS)
+    if unknown:
+        raise exception.Invalid(reason='unknown fields %s'
+                                % ', '.join(sorted(unknown)))
+    with _writer(context) as session:
+        result = session.execute(_RES.update().where(
+            _RES.c.reservation_id == reservation_id).values(
+                updated_at=timeutils.utcnow(), **values))
+        if result.rowcount != 1:
+            raise ReservationNotFound(reservation=reservation_id)
+        if slots is not None:
+            _write_slots(session, reservation_id, slots)
+
+
+def set_placed(context, reservation_id, host_uuid, placed):
+    """Record how many slots Placement holds on one host."""
+    with _writer(context) as session:
+        session.execute(_SLOT.update().where(
+            _SLOT.c.reservation_id == reservation_id,
+            _SLOT.c.host_uuid == host_uuid).values(placed=placed))
+
+
+def delete(context, reservation_id):
+    with _writer(context) as session:
+        session.execute(_SLOT.delete().where(
+            _SLOT.c.reservation_id == reservation_id))
+        session.execute(_RES.delete().where(
+            _RES.c.reservation_id == reservation_id))
+
+
+def usage_steps(context, resource_class, start, end, provider_uuids=None,
+                exclude_consumer=None):
+    """[(moment, total used)] of one class in [start, end), summed over
+
+    the given providers (all if None) and every consumer but
+    exclude_consumer: the usage at each moment the claims overlapping the
+    window start or end. Used to say which part of a window is short when
+    a reservation is refused.
+    """
+    window = window_mod.Window.of(start, end)
+    query = (sa.select(_RP.c.uuid, _ALLOC.c.start_time, _ALLOC.c.end_time,
+                       _ALLOC.c.used)
+             .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+             .where(_RC.c.name == resource_class,
+                    _ALLOC.c.end_time > window.start,
+                    _ALLOC.c.start_time < window.stored_end))
+    if exclude_consumer is not None:
+        query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
+    deltas = collections.Counter({window.start: 0})
+    with _reader(context) as session:
+        for uuid, c_start, c_end, used in session.execute(query):
+            if provider_uuids is not None and uuid not in provider_uuids:
+                continue
+            deltas[max(c_start, window.start)] += used
+            if c_end < window.stored_end:
+                deltas[c_end] -= used
+    steps, running = [], 0
+    for moment in sorted(deltas):
+        running += deltas[moment]
+        steps.append((moment, running))
+    return steps

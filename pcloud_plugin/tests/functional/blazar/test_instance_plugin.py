@@ -1,0 +1,349 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""virtual:instance leases through Blazar's own manager and v1 API, with
+
+our plugin loaded from its entry point (see base.BlazarTestCase for the
+hosts: 7 slots fit on cn1, 4 on cn2, none on cn3, which is in a pcloud).
+"""
+
+from blazar.db import api as blazar_db
+from blazar.manager import exceptions as mgr_exc
+from blazar import status
+from blazarclient import exception as client_exc
+
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.tests.functional.blazar import base
+
+
+def _reservation_of(lease):
+    (reservation,) = lease['reservations']
+    return reservation
+
+
+class LeaseAPITests(base.BlazarAPITestCase):
+
+    def test_lease_lifecycle_through_blazarclient(self):
+        lease = self.client.lease.create(
+            'slots', self.minutes(60), self.minutes(120),
+            [self.reservation(3)], [])
+        reservation = _reservation_of(lease)
+        rid = reservation['id']
+        # seeds/003's response shape.
+        self.assertEqual(
+            {'resource_type': 'virtual:instance', 'vcpus': 2,
+             'memory_mb': 1024, 'disk_gb': 10, 'amount': 3,
+             'affinity': None, 'status': 'pending', 'lease_id': lease['id'],
+             'flavor_id': None, 'server_group_id': None},
+            {k: reservation[k] for k in (
+                'resource_type', 'vcpus', 'memory_mb', 'disk_gb', 'amount',
+                'affinity', 'status', 'lease_id', 'flavor_id',
+                'server_group_id')})
+        self.assertEqual(lease, self.client.lease.get(lease['id']))
+        self.assertEqual([lease['id']],
+                         [x['id'] for x in self.client.lease.list()])
+        # Packed: cn2 takes all 3 and cn1 stays whole.
+        row = res_db.get(self.context, rid)
+        self.assertEqual([('cn2', 3)],
+                         [(s['host_name'], s['slots']) for s in row['slots']])
+        claims = self.claims(rid)
+        self.assertEqual(30, claims['amounts'][self.hosts['ss']]['DISK_GB'])
+        self.assertEqual(6, sum(a.get('VCPU', 0)
+                                for a in claims['amounts'].values()))
+
+        self.start(lease['id'])
+        shown = _reservation_of(self.client.lease.get(lease['id']))
+        self.assertEqual('active', shown['status'])
+        self.assertEqual(rid, shown['flavor_id'])
+        rc = resources.resource_class(rid)
+        self.assertEqual({'cn2': {
+            'total': 3, 'reserved': 0, 'min_unit': 1, 'max_unit': 1,
+            'step_size': 1, 'allocation_ratio': 1.0}},
+            self.reservation_inventories(rc))
+        flavor = self.nova.flavor_objs[rid]
+        self.assertFalse(flavor.is_public)
+        self.assertEqual({base.PROJECT}, flavor.access)
+        self.assertEqual((2, 1024, 10), (flavor.vcpus, flavor.ram,
+                                         flavor.disk))
+        self.assertEqual({'resources:%s' % rc: '1',
+                          'aggregate_instance_extra_specs:reservation': rid},
+                         flavor.extra_specs)
+        aggregate = self.nova.aggregate_objs[shown['aggregate_id']]
+        self.assertEqual((['cn2'], {'reservation': rid}),
+                         (aggregate.hosts, aggregate.metadata))
+        (started,) = self.notifications.wait_for('pcloud.reservation.start')
+        self.assertEqual(
+            (rid, lease['id'], base.PROJECT, 3, rc,
+             [{'host': 'cn2', 'host_uuid': self.hosts['cn2'], 'slots': 3}]),
+            (started['reservation_id'], started['lease_id'],
+             started['project_id'], started['amount'],
+             started['resource_class'], started['slots']))
+
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual({}, self.reservation_inventories(rc))
+        self.assertEqual(404, self.placement.client.get(
+            '/resource_classes/%s' % rc, raise_exc=False).status_code)
+        self.assertNotIn(rid, self.nova.flavor_objs)
+        self.assertNotIn(shown['aggregate_id'], self.nova.aggregate_objs)
+        self.assertRaises(res_db.ReservationNotFound, res_db.get,
+                          self.context, rid)
+        (ended,) = self.notifications.wait_for('pcloud.reservation.end')
+        self.assertEqual(rid, ended['reservation_id'])
+
+    def test_refusal_says_what_was_short_and_when(self):
+        held = self.client.lease.create(
+            'held', self.minutes(60), self.minutes(120),
+            [self.reservation(5)], [])
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.create,
+            'too-big', self.minutes(30), self.minutes(150),
+            [self.reservation(8)], [])
+        message = str(e)
+        self.assertIn('Only 6 of 8 slots fit', message)
+        # 24 VCPU on cn1 and cn2 (cn3 is a pcloud's), 10 held then.
+        self.assertIn('Most short: VCPU, 14 free on the hosts this '
+                      'reservation may use, 16 needed.', message)
+        self.assertIn('Busiest from %s:00 to %s:00, when other '
+                      'reservations hold 10 of it.'
+                      % (self.minutes(60), self.minutes(120)), message)
+        self.assertEqual([held['id']],
+                         [x['id'] for x in self.client.lease.list()])
+        self.assertEqual(1, len(res_db.list_reservations(self.context)))
+
+    def test_update_and_delete_through_blazarclient(self):
+        lease = self.client.lease.create(
+            'grow', self.minutes(60), self.minutes(120),
+            [self.reservation(2)], [])
+        rid = _reservation_of(lease)['id']
+        lease = self.client.lease.update(
+            lease['id'], prolong_for='30m',
+            reservations=[{'id': rid, 'amount': 6, 'vcpus': 1}])
+        shown = _reservation_of(lease)
+        self.assertEqual((6, 1), (shown['amount'], shown['vcpus']))
+        claims = self.claims(rid)
+        self.assertEqual(6, sum(a.get('VCPU', 0)
+                                for a in claims['amounts'].values()))
+        self.assertEqual(lease['end_date'][:16].replace('T', ' '),
+                         claims['end'].strftime('%Y-%m-%d %H:%M'))
+
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.update,
+            lease['id'], reservations=[{'id': rid, 'amount': 20}])
+        # Blazar's API answers its NotEnoughHostsAvailable with a 500.
+        self.assertEqual(500, e.kwargs['code'])
+        # One VCPU a slot now: cn2's NUMA nodes take 4 each.
+        self.assertIn('Only 15 of 20 slots fit', str(e))
+        self.assertNotIn('Busiest', str(e))  # its own claim is no other's
+        unchanged = self.client.lease.get(lease['id'])
+        self.assertEqual(status.lease.PENDING, unchanged['status'])
+        self.assertEqual(6, _reservation_of(unchanged)['amount'])
+        self.assertEqual(claims, self.claims(rid))
+
+        self.client.lease.delete(lease['id'])
+        self.assertEqual([], self.client.lease.list())
+        self.assertIsNone(self.claims(rid))
+        # Nothing was ever made in Nova: only pclouds were looked up.
+        self.assertEqual({'aggregates.list'},
+                         {call for call, _a, _k in self.nova.calls})
+
+
+class PlacementTests(base.BlazarTestCase):
+
+    def test_affinity_true_puts_all_slots_on_one_host(self):
+        lease = self.create_lease(self.reservation(6, affinity=True))
+        rid = _reservation_of(lease)['id']
+        self.assertEqual([('cn1', 6)], [
+            (s['host_name'], s['slots'])
+            for s in res_db.get(self.context, rid)['slots']])
+        self.assertEqual([{'resource_id': self.hosts['cn1'],
+                           'reservations': [{
+                               'id': rid, 'lease_id': lease['id'],
+                               'start_date': lease['start_date'],
+                               'end_date': lease['end_date'],
+                               'slots': 6}]}],
+                         self.plugin.list_allocations({'lease_id':
+                                                       lease['id']}))
+        self.start(lease['id'])
+        (group,) = self.nova.group_objs.values()
+        self.assertEqual('affinity', group.policy)
+        self.assertEqual(group.id, self.nova.flavor_objs[rid].extra_specs[
+            'affinity_id'])
+        # What is left: 1 slot on cn1, 4 on cn2; no host takes 5.
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.reservation(5, affinity=True))
+        self.assertIn('Only 4 of 5 slots fit (affinity true', str(e))
+
+    def test_affinity_false_uses_distinct_hosts_never_a_pclouds(self):
+        lease = self.create_lease(self.reservation(2, affinity=False))
+        rid = _reservation_of(lease)['id']
+        self.assertEqual([('cn1', 1), ('cn2', 1)], sorted(
+            (s['host_name'], s['slots'])
+            for s in res_db.get(self.context, rid)['slots']))
+        # cn3 is free but in a pcloud: there is no third host.
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.reservation(3, affinity=False))
+        self.assertIn('Only 2 of 3 slots fit (affinity false', str(e))
+
+    def test_capacity_is_placements_not_the_hosts_raw_size(self):
+        # 7 on cn1 (memory after reserved), 4 on cn2 (NUMA nodes, shared
+        # disk), none on cn3 (pcloud): 11, though cn3 alone has room for 32.
+        lease = self.create_lease(self.reservation(11))
+        rid = _reservation_of(lease)['id']
+        self.assertEqual({'cn1': 7, 'cn2': 4}, {
+            s['host_name']: s['slots']
+            for s in res_db.get(self.context, rid)['slots']})
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                          self.create_lease, self.reservation(1))
+        # Outside the window everything is free again.
+        self.create_lease(self.reservation(11), start=130, end=200)
+
+    def test_resource_properties_are_placement_traits(self):
+        lease = self.create_lease(self.reservation(
+            3, resource_properties='["=", "$HW_NUMA_ROOT", "true"]'))
+        rid = _reservation_of(lease)['id']
+        self.assertEqual(['cn2'], [
+            s['host_name'] for s in res_db.get(self.context, rid)['slots']])
+        self.start(lease['id'])
+        self.assertEqual('required', self.nova.flavor_objs[rid].extra_specs[
+            'trait:HW_NUMA_ROOT'])
+        self.assertRaises(mgr_exc.MalformedRequirements, self.create_lease,
+                          self.reservation(1, resource_properties=(
+                              '[">=", "$memory_mb", "4096"]')))
+
+
+class UpdateTests(base.BlazarTestCase):
+
+    def test_moving_into_a_busy_window_is_refused_and_changes_nothing(self):
+        self.create_lease(self.reservation(7, affinity=True))
+        lease = self.create_lease(self.reservation(7, affinity=True),
+                                  start=130, end=190)
+        rid = _reservation_of(lease)['id']
+        before = self.claims(rid)
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+                          lease['id'], start_date=self.minutes(100))
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(before, self.claims(rid))
+        # Four slots do fit beside the first lease, on cn2.
+        self.update_lease(lease['id'], start_date=self.minutes(100),
+                          reservations=[{'id': rid, 'amount': 4}])
+        self.assertEqual([('cn2', 4)], [
+            (s['host_name'], s['slots'])
+            for s in res_db.get(self.context, rid)['slots']])
+        self.assertEqual(self.minutes(100), self.claims(rid)['start']
+                         .strftime('%Y-%m-%d %H:%M'))
+
+    def test_active_reservation_only_grows(self):
+        lease = self.create_lease(self.reservation(2), start=0)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        rc = resources.resource_class(rid)
+        self.assertEqual({'cn2': 2}, {
+            h: inv['total']
+            for h, inv in self.reservation_inventories(rc).items()})
+
+        self.update_lease(lease['id'],
+                          reservations=[{'id': rid, 'amount': 6}])
+        # The 2 slots in use stay; 2 more fill cn2, 2 go to cn1.
+        self.assertEqual({'cn1': 2, 'cn2': 4}, {
+            h: inv['total']
+            for h, inv in self.reservation_inventories(rc).items()})
+        shown = blazar_db.reservation_get(rid)
+        self.assertEqual(6, shown['amount'])
+        self.assertEqual(['cn1', 'cn2'], sorted(
+            self.nova.aggregate_objs[shown['aggregate_id']].hosts))
+
+        for change in ({'amount': 1}, {'vcpus': 4}):
+            change['id'] = rid
+            self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'], reservations=[change])
+            self.assertEqual(status.lease.ACTIVE,
+                             blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(6, res_db.get(self.context, rid)['amount'])
+
+
+class FailureTests(base.BlazarTestCase):
+
+    def test_a_nova_failure_at_start_leaves_nothing_behind(self):
+        lease = self.create_lease(self.reservation(2, affinity=False))
+        rid = _reservation_of(lease)['id']
+        self.nova.fail('flavors.create')
+        event = self.run_event(lease['id'], 'start_lease')
+        self.assertEqual(status.event.ERROR, event['status'])
+        self.assertEqual(status.reservation.ERROR,
+                         blazar_db.reservation_get(rid)['status'])
+        rc = resources.resource_class(rid)
+        self.assertEqual({}, self.reservation_inventories(rc))
+        self.assertEqual(404, self.placement.client.get(
+            '/resource_classes/%s' % rc, raise_exc=False).status_code)
+        self.assertEqual({}, self.nova.flavor_objs)
+        self.assertEqual({}, self.nova.group_objs)
+        self.assertEqual(['Pcloud:abc'], [
+            a.name for a in self.nova.aggregate_objs.values()])
+        # The lease still holds its capacity until it is deleted.
+        self.assertIsNotNone(self.claims(rid))
+        self.delete_lease(lease['id'])
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual([], res_db.list_reservations(self.context))
+
+    def test_a_failed_growth_is_undone(self):
+        lease = self.create_lease(self.reservation(2), start=0)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        before = self.claims(rid)
+        self.nova.fail('aggregates.add_host')
+        e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'],
+                              reservations=[{'id': rid, 'amount': 6}])
+        self.assertIn('was undone', str(e))
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(before['amounts'], self.claims(rid)['amounts'])
+        self.assertEqual({'cn2': 2}, {
+            h: inv['total'] for h, inv in self.reservation_inventories(
+                resources.resource_class(rid)).items()})
+        self.assertEqual(2, res_db.get(self.context, rid)['amount'])
+
+    def test_instances_outlive_the_end_and_clean_up_follows(self):
+        lease = self.create_lease(self.reservation(1, affinity=True),
+                                  start=0)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        rc = resources.resource_class(rid)
+        (host,) = self.reservation_inventories(rc)
+        child = resources.child_uuid(self.hosts[host])
+        # An instance booted with the reserved flavor, as Nova would.
+        instance = '6c2b9f1e-3d4a-4b5c-8d7e-9f0a1b2c3d4e'
+        self.placement.allocate(instance, {child: {rc: 1}})
+
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+        self.assertIsNone(self.claims(rid))
+        self.assertNotIn(rid, self.nova.flavor_objs)
+        # The instance runs on; its slot is closed to any other.
+        inventory = self.reservation_inventories(rc)[host]
+        self.assertEqual(inventory['total'], inventory['reserved'])
+        self.assertEqual(res_db.ENDING,
+                         res_db.get(self.context, rid)['state'])
+
+        self.placement.client.delete('/allocations/%s' % instance)
+        self.plugin.sweep()
+        self.assertEqual({}, self.reservation_inventories(rc))
+        self.assertEqual(404, self.placement.client.get(
+            '/resource_classes/%s' % rc, raise_exc=False).status_code)
+        self.assertEqual([], res_db.list_reservations(self.context))

@@ -1,0 +1,196 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Blazar managers in 8 real processes creating virtual:instance leases
+
+at once, sharing one Blazar database and one ledger on MariaDB, as API
+workers and managers of a real deployment do. The hosts hold exactly K
+slots, every lease's window contains the same hour, and each process
+creates leases of 1 or 2 slots (any affinity) until one of a single slot
+is refused: so exactly K slots must be admitted, no host over capacity.
+"""
+
+import collections
+import datetime
+import multiprocessing
+import random
+import time
+
+from blazar.db.sqlalchemy import models as blazar_models
+from oslo_db.sqlalchemy import provision
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.tests import base
+
+PROCESSES = 8
+HOSTS = 6
+SLOTS_PER_HOST = 8
+K = HOSTS * SLOTS_PER_HOST
+SLOT = {'vcpus': 1, 'memory_mb': 512, 'disk_gb': 5}
+
+
+def _manager_process(blazar_url, ledger_url, worker, base_time, results):
+    """One blazar-manager: leases until a one-slot lease is refused."""
+    from unittest import mock
+
+    from blazar import context as blazar_context
+    from blazar.manager import exceptions as mgr_exc
+    from blazar.manager import service as manager_service
+    from blazar.notification import notifier as blazar_notifier
+    from blazar.utils import trusts
+    from oslo_messaging import opts as messaging_opts
+
+    from pcloud_plugin.clients import nova as nova_client
+    from pcloud_plugin import conf
+    from pcloud_plugin.tests.functional.blazar import base as blazar_base
+    from pcloud_plugin.tests.functional.blazar import fake_nova
+
+    conf.CONF([], project='blazar', default_config_files=[])
+    for group, opts in messaging_opts.list_opts():
+        conf.CONF.register_opts(opts, group=group)
+    for name, value, group in (
+            ('connection', blazar_url, 'database'),
+            ('connection', ledger_url, 'pcloud_database'),
+            ('plugins', [blazar_base.ENTRY_POINT], 'manager'),
+            ('transport_url', 'fake:/', None),
+            ('driver', ['noop'], 'oslo_messaging_notifications'),
+            ('claim_retries', 50, 'ledger'),
+            ('admission_retries', 50, 'pcloud_instance')):
+        conf.CONF.set_override(name, value, group=group)
+    blazar_notifier.init()
+    mock.patch.object(nova_client, 'get_client',
+                      return_value=fake_nova.FakeNova()).start()
+
+    def context():
+        return blazar_context.BlazarContext(
+            user_id=blazar_base.USER, project_id=blazar_base.PROJECT,
+            service_catalog=blazar_base.CATALOG)
+    mock.patch.object(trusts, 'create_ctx_from_trust',
+                      side_effect=lambda trust_id: context()).start()
+
+    manager = manager_service.ManagerService()
+    rng = random.Random(worker)
+    admitted, refused, attempt = [], 0, 0
+    while True:
+        amount = rng.choice((1, 2))
+        affinity = rng.choice((None, True, False)) if amount > 1 else None
+        # Every window holds [base + 50 min, base + 130 min).
+        start = base_time + datetime.timedelta(minutes=rng.randint(0, 50))
+        end = base_time + datetime.timedelta(minutes=rng.randint(130, 190))
+        attempt += 1
+        try:
+            with context():
+                lease = manager.create_lease({
+                    'name': 'w%d-%d' % (worker, attempt),
+                    'start_date': start.strftime('%Y-%m-%d %H:%M'),
+                    'end_date': end.strftime('%Y-%m-%d %H:%M'),
+                    'reservations': [dict(
+                        SLOT, resource_type='virtual:instance',
+                        amount=amount, affinity=affinity,
+                        resource_properties='')],
+                    'events': [], 'trust_id': 'trust', 'user_id': 'u'})
+        except mgr_exc.NotEnoughHostsAvailable:
+            refused += 1
+            if amount == 1:
+                break
+            continue
+        admitted.append((lease['reservations'][0]['id'], amount))
+    results.put((worker, admitted, refused))
+
+
+class _BlazarDatabase:
+    """A private Blazar database on the server, Blazar's own schema."""
+
+    def __init__(self, test):
+        backend = provision.Backend.backend_for_database_type('mysql')
+        ident = 'blazar_' + provision._random_ident()
+        backend.create_named_database(ident)
+        test.addCleanup(backend.drop_named_database, ident)
+        self.url = str(backend.provisioned_database_url(ident)
+                       .render_as_string(hide_password=False))
+        engine = sa.create_engine(self.url)
+        blazar_models.Lease.metadata.create_all(engine)
+        engine.dispose()
+
+
+class LeaseRace(base.TestCase):
+
+    def test_racing_managers_admit_exactly_k_slots(self):
+        ledger = base.scratch_database(self, 'mysql')
+        blazar = _BlazarDatabase(self)
+        self.conf.set_override('connection', ledger.url,
+                               group='pcloud_database')
+        self.useFixture(base.LedgerFromConfig())
+        per_slot = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+        for i in range(HOSTS):
+            uuid = 'race-host-%02d' % i
+            db_api.create_provider(self.context, uuid, uuid)
+            db_api.set_inventories(self.context, uuid, {
+                rc: Inventory(n * SLOTS_PER_HOST)
+                for rc, n in per_slot.items()})
+
+        base_time = (datetime.datetime.utcnow() + datetime.timedelta(
+            minutes=60)).replace(second=0, microsecond=0)
+        spawn = multiprocessing.get_context('spawn')
+        results = spawn.Queue()
+        workers = [spawn.Process(target=_manager_process, args=(
+            blazar.url, ledger.url, n, base_time, results))
+            for n in range(PROCESSES)]
+        began = time.monotonic()
+        for worker in workers:
+            worker.start()
+        reports = [results.get(timeout=300) for _ in workers]
+        elapsed = time.monotonic() - began
+        for worker in workers:
+            worker.join(timeout=60)
+            self.assertEqual(0, worker.exitcode)
+
+        admitted = dict(r for _w, rs, _n in reports for r in rs)
+        self.assertEqual(K, sum(admitted.values()))
+        with ledger.engine.connect() as conn:
+            consumers = set(conn.execute(sa.text(
+                'SELECT uuid FROM consumers')).scalars())
+            rows = list(conn.execute(sa.text(
+                'SELECT p.uuid, c.name, a.used, a.start_time, a.end_time '
+                'FROM allocations a JOIN resource_providers p ON '
+                'p.id = a.resource_provider_id JOIN resource_classes c ON '
+                'c.id = a.resource_class_id')))
+            slots = dict(conn.execute(sa.text(
+                'SELECT reservation_id, SUM(slots) FROM '
+                'pcloud_instance_reservation_slots GROUP BY '
+                'reservation_id')).all())
+        # Exactly the leases told they were admitted hold claims, and
+        # each records as many slots as it asked for.
+        self.assertEqual(set(admitted), consumers)
+        self.assertEqual(admitted, {r: int(n) for r, n in slots.items()})
+        claims = collections.defaultdict(list)
+        for r in rows:
+            claims[r.uuid, r.name].append((r.start_time, r.end_time, r.used))
+        for (uuid, rc), rc_claims in claims.items():
+            peak, _at = window_mod.max_in_sweep(
+                rc_claims, base_time, window_mod.FOREVER)
+            self.assertEqual(per_slot[rc] * SLOTS_PER_HOST, peak,
+                             '%s %s' % (uuid, rc))
+        blazar_engine = sa.create_engine(blazar.url)
+        self.addCleanup(blazar_engine.dispose)
+        with blazar_engine.connect() as conn:
+            statuses = collections.Counter(conn.execute(sa.text(
+                'SELECT status FROM leases')).scalars())
+        self.assertEqual({'PENDING': len(admitted)}, dict(statuses))
+        print('lease race on mysql: %d managers admitted %d slots in %d '
+              'leases (%d refused) in %.1fs'
+              % (PROCESSES, K, len(admitted),
+                 sum(n for _w, _r, n in reports), elapsed))

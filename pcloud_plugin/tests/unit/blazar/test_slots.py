@@ -1,0 +1,257 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Where a reservation's slots go: affinity, packing, trees, sharing."""
+
+from oslotest import base
+
+from pcloud_plugin.blazar import slots
+from pcloud_plugin.capacity import forest as forest_mod
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin import exception
+
+SHARES = 'MISC_SHARES_VIA_AGGREGATE'
+SLOT = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 10}
+
+
+def host(name, vcpu=8, memory=4096, disk=100, usage=None, parent=None,
+         traits=(), aggregates=(), **inventories):
+    """A provider whose uuid and name are ``name``.
+
+    vcpu=None (etc.) leaves that class out; an Inventory is used as is.
+    """
+    invs = {}
+    for rc, value in (('VCPU', vcpu), ('MEMORY_MB', memory),
+                      ('DISK_GB', disk)):
+        if value is not None:
+            invs[rc] = value if isinstance(value, Inventory) \
+                else Inventory(value)
+    invs.update(inventories)
+    return forest_mod.Provider(
+        uuid=name, name=name, parent_uuid=parent, usage=dict(usage or {}),
+        inventories=invs, traits=frozenset(traits),
+        aggregates=frozenset(aggregates))
+
+
+def place(providers, amount, affinity=None, slot=SLOT, **kwargs):
+    request_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
+                      if k in ('required', 'forbidden', 'excluded_hosts',
+                               'forbidden_aggregates')}
+    request = slots.SlotRequest(slot, amount, affinity=affinity,
+                                **request_kwargs)
+    return slots.place(forest_mod.ProviderForest(providers), request,
+                       **kwargs)
+
+
+class PackingTests(base.BaseTestCase):
+
+    def test_none_fills_the_busy_host_before_empty_ones(self):
+        plan = place([host('a'), host('b', usage={'VCPU': 2}), host('c')],
+                     3)
+        # b is in use already: its 3 free slots are taken, a and c stay
+        # whole.
+        self.assertEqual({'b': 3}, plan.hosts)
+
+    def test_none_opens_the_tightest_empty_host_that_takes_the_rest(self):
+        plan = place([host('big', vcpu=32, memory=16384),
+                      host('small', vcpu=6, memory=4096),
+                      host('busy', usage={'VCPU': 6})], 4)
+        # busy takes 1; 3 are left: small (3 slots) takes them, big stays
+        # whole.
+        self.assertEqual({'busy': 1, 'small': 3}, plan.hosts)
+
+    def test_none_takes_the_roomiest_empty_host_when_none_takes_all(self):
+        plan = place([host('a', vcpu=4), host('b', vcpu=8),
+                      host('c', vcpu=6)], 6)
+        # b (4 slots) first; then a, the tightest that takes the last 2.
+        self.assertEqual({'b': 4, 'a': 2}, plan.hosts)
+
+    def test_none_refuses_what_does_not_fit_and_says_how_many_did(self):
+        e = self.assertRaises(slots.SlotsUnavailable, place,
+                              [host('a'), host('b')], 9)
+        self.assertEqual(8, e.kwargs['placed'])
+
+    def test_affinity_true_puts_every_slot_on_one_host(self):
+        plan = place([host('a', vcpu=16, memory=16384),
+                      host('b', vcpu=16, memory=16384,
+                           usage={'VCPU': 4})], 5, affinity=True)
+        self.assertEqual({'b': 5}, plan.hosts)
+        self.assertEqual(5, len(plan.allocations))
+
+    def test_affinity_true_refuses_when_no_host_takes_them_all(self):
+        e = self.assertRaises(slots.SlotsUnavailable, place,
+                              [host('a'), host('b'), host('c')], 5,
+                              affinity=True)
+        self.assertEqual(4, e.kwargs['placed'])
+        self.assertIn('affinity true', e.message)
+
+    def test_affinity_false_puts_each_slot_on_its_own_host(self):
+        plan = place([host('a', usage={'VCPU': 2}), host('b'), host('c'),
+                      host('d')], 3, affinity=False)
+        self.assertEqual(3, len(plan.hosts))
+        self.assertEqual({1}, set(plan.hosts.values()))
+        self.assertIn('a', plan.hosts)  # the busy host first
+
+    def test_affinity_false_refuses_with_too_few_hosts(self):
+        e = self.assertRaises(slots.SlotsUnavailable, place,
+                              [host('a', vcpu=64, memory=65536)], 2,
+                              affinity=False)
+        self.assertEqual(1, e.kwargs['placed'])
+
+    def test_preferred_hosts_come_first(self):
+        plan = place([host('a', usage={'VCPU': 2}), host('b')], 2,
+                     preferred=['b'])
+        self.assertEqual({'b': 2}, plan.hosts)
+
+    def test_plan_amounts_sum_slots_per_provider(self):
+        plan = place([host('a')], 3)
+        self.assertEqual({'a': {'VCPU': 6, 'MEMORY_MB': 3072,
+                                'DISK_GB': 30}}, plan.amounts)
+        self.assertEqual([{'host_uuid': 'a', 'host_name': 'a', 'slots': 3}],
+                         plan.slots(forest_mod.ProviderForest([host('a')])))
+
+
+class CapacityTests(base.BaseTestCase):
+
+    def test_ratio_and_reserved_make_the_capacity(self):
+        # (8 - 2) x 2.0 = 12 VCPU: 6 slots, however big the host looks.
+        plan = place([host('a', vcpu=Inventory(8, reserved=2,
+                                               allocation_ratio=2.0),
+                           memory=65536)], 6, affinity=True)
+        self.assertEqual({'a': 6}, plan.hosts)
+        self.assertRaises(slots.SlotsUnavailable, place,
+                          [host('a', vcpu=Inventory(8, reserved=2,
+                                                    allocation_ratio=2.0),
+                                memory=65536)], 7, affinity=True)
+
+    def test_peak_usage_in_the_window_counts(self):
+        self.assertRaises(slots.SlotsUnavailable, place,
+                          [host('a', usage={'MEMORY_MB': 3500})], 1)
+
+    def test_one_consumer_stays_within_max_unit(self):
+        # As one Placement consumer would: 4 slots x 2 VCPU > max_unit 6.
+        providers = [host('a', vcpu=Inventory(8, max_unit=6,
+                                              allocation_ratio=4.0),
+                          memory=65536, disk=1000)]
+        plan = place(providers, 3, affinity=True)
+        self.assertEqual({'a': 3}, plan.hosts)
+        self.assertRaises(slots.SlotsUnavailable, place, providers, 4,
+                          affinity=True)
+
+    def test_slots_spread_over_numa_children_of_one_host(self):
+        providers = [
+            host('cn', vcpu=None, memory=None, disk=100),
+            host('cn-numa0', vcpu=4, memory=2048, disk=None, parent='cn'),
+            host('cn-numa1', vcpu=4, memory=2048, disk=None, parent='cn')]
+        plan = place(providers, 4, affinity=True)
+        self.assertEqual({'cn': 4}, plan.hosts)
+        amounts = plan.amounts
+        self.assertEqual(4, amounts['cn-numa0']['VCPU'])
+        self.assertEqual(4, amounts['cn-numa1']['VCPU'])
+        self.assertEqual(40, amounts['cn']['DISK_GB'])
+        self.assertRaises(slots.SlotsUnavailable, place, providers, 5)
+
+    def test_a_sharing_provider_is_not_a_host(self):
+        agg = 'agg-disk'
+        providers = [
+            host('a', disk=None, aggregates=[agg]),
+            host('b', disk=None, aggregates=[agg]),
+            host('ss', vcpu=None, memory=None, disk=300, traits=[SHARES],
+                 aggregates=[agg])]
+        e = self.assertRaises(slots.SlotsUnavailable, place, providers, 3,
+                              affinity=False)
+        self.assertEqual(2, e.kwargs['placed'])
+
+    def test_a_shared_disk_runs_out_across_hosts(self):
+        agg = 'agg-disk'
+        providers = [
+            host('a', disk=None, aggregates=[agg]),
+            host('b', disk=None, aggregates=[agg]),
+            host('ss', vcpu=None, memory=None, disk=30, traits=[SHARES],
+                 aggregates=[agg])]
+        plan = place(providers, 3)
+        self.assertEqual(3, sum(plan.hosts.values()))
+        self.assertEqual({'DISK_GB': 30}, plan.amounts['ss'])
+        self.assertNotIn('ss', plan.hosts)
+        # Plenty of VCPU and memory left on a and b, but no disk.
+        self.assertRaises(slots.SlotsUnavailable, place, providers, 4)
+
+
+class ConstraintTests(base.BaseTestCase):
+
+    def test_pcloud_hosts_are_never_used(self):
+        pool = '5a3c8e36-6a0f-4d52-9f0e-8f1b2c3d4e5f'
+        plan = place([host('a'), host('pc', usage={'VCPU': 2}),
+                      host('pool', aggregates=[pool])], 4,
+                     excluded_hosts={'pc'}, forbidden_aggregates={pool})
+        self.assertEqual({'a': 4}, plan.hosts)
+
+    def test_required_and_forbidden_traits(self):
+        providers = [host('plain'), host('avx', traits=['HW_CPU_X86_AVX2']),
+                     host('slow', traits=['HW_CPU_X86_AVX2',
+                                          'CUSTOM_SLOW'])]
+        plan = place(providers, 2, required={'HW_CPU_X86_AVX2'},
+                     forbidden={'CUSTOM_SLOW'})
+        self.assertEqual({'avx': 2}, plan.hosts)
+
+    def test_held_slots_count_against_the_new_ones(self):
+        # Growing an active reservation that holds 2 slots on a: its own
+        # usage is discounted from the peak and held instead.
+        providers = [host('a', usage={'VCPU': 4, 'MEMORY_MB': 2048,
+                                      'DISK_GB': 20})]
+        forest = forest_mod.ProviderForest(providers)
+        held = {'a': {'VCPU': 4, 'MEMORY_MB': 2048, 'DISK_GB': 20}}
+        slots.discount(forest, held)
+        request = slots.SlotRequest(SLOT, 2, affinity=True)
+        plan = slots.place(forest, request, held=held, only_hosts={'a'})
+        self.assertEqual({'a': 2}, plan.hosts)
+        request = slots.SlotRequest(SLOT, 3, affinity=True)
+        self.assertRaises(slots.SlotsUnavailable, slots.place, forest,
+                          request, held=held, only_hosts={'a'})
+
+
+class PropertiesTests(base.BaseTestCase):
+
+    def test_empty_means_no_constraint(self):
+        for empty in (None, '', '[]'):
+            self.assertEqual((frozenset(), frozenset()),
+                             slots.parse_properties(empty))
+
+    def test_traits_required_and_forbidden(self):
+        required, forbidden = slots.parse_properties(
+            '["and", ["=", "$HW_CPU_X86_AVX2", "true"], '
+            '["=", "$CUSTOM_SLOW", false], ["!=", "$CUSTOM_OLD", "true"]]')
+        self.assertEqual({'HW_CPU_X86_AVX2'}, required)
+        self.assertEqual({'CUSTOM_SLOW', 'CUSTOM_OLD'}, forbidden)
+
+    def test_anything_else_is_refused(self):
+        for bad in ('nope', '{"a": 1}', '[">=", "$memory_mb", "4096"]',
+                    '["=", "$NOT_A_TRAIT", "true"]',
+                    '["=", "$CUSTOM_X", "maybe"]',
+                    '["and", ["=", "$CUSTOM_X", "true"], '
+                    '["=", "$CUSTOM_X", "false"]]'):
+            self.assertRaises(exception.Invalid, slots.parse_properties,
+                              bad)
+
+
+class ShortageTests(base.BaseTestCase):
+
+    def test_names_the_class_most_short_on_usable_hosts(self):
+        forest = forest_mod.ProviderForest([
+            host('a', memory=2048, usage={'MEMORY_MB': 1024}),
+            host('b', memory=2048),
+            host('pc', memory=65536)])
+        request = slots.SlotRequest(SLOT, 4, excluded_hosts={'pc'})
+        rc, free, needed, providers = slots.shortage(forest, request)
+        self.assertEqual(('MEMORY_MB', 3072, 4096), (rc, free, needed))
+        self.assertEqual({'a', 'b'}, providers)
