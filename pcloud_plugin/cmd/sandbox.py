@@ -12,167 +12,182 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""pcloud-sandbox: a local capacity ledger to try, and its demo story.
+"""pcloud-sandbox: a real local cloud with the plugin set inside it.
 
-Today the sandbox is the ledger alone (SQLite by default, ``--db`` for a
-real server); it grows into a whole local cloud as the services land.
-``--demo`` runs the story end to end and exits non-zero at the first step
-that does not behave, naming it.
+Keystone, Nova (API, conductor, scheduler, fake computes) with Placement,
+and Blazar, on loopback, SQLite and an in-process message bus by default.
+It prints the OS_* variables for the openstack, nova and blazar clients and
+runs until Ctrl-C. ``--demo`` runs the story of everything that exists so
+far with those clients, stops the cloud and exits non-zero at the first
+step that does not behave, naming it.
 """
 
 import argparse
-import datetime
 import os
+import signal
 import sys
+import time
 
 from oslo_utils import timeutils
 
-from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
-from pcloud_plugin import exception
+from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox import supervisor
 
 CONF = conf.CONF
 
 
-class DemoFailed(Exception):
-    pass
+class _Terminated(BaseException):
+    """SIGTERM, handled like Ctrl-C."""
 
 
-class Story:
-    """Numbered steps that print what they show and stop at the first
-
-    one that does not hold.
-    """
-
-    def __init__(self, out=sys.stdout):
-        self.out = out
-        self.number = 0
-
-    def step(self, title, check):
-        self.number += 1
-        try:
-            detail = check()
-        except Exception as e:
-            self.out.write('[FAIL] %d. %s: %s: %s\n'
-                           % (self.number, title, type(e).__name__, e))
-            raise DemoFailed('step %d, %s' % (self.number, title))
-        self.out.write('[ ok ] %d. %s%s\n'
-                       % (self.number, title,
-                          ': %s' % detail if detail else ''))
-
-    def refused(self, title, error, call):
-        """A step whose point is that ``call`` is refused with ``error``."""
-        def check():
-            try:
-                call()
-            except error as e:
-                return 'refused: %s' % e.message
-            raise AssertionError('was not refused')
-        self.step(title, check)
+def _on_sigterm(signum, frame):
+    raise _Terminated()
 
 
-def ledger_story(context, story, now):
-    day = datetime.timedelta(days=1)
-    monday, tuesday, wednesday = now + day, now + 2 * day, now + 3 * day
-
-    def make_hosts():
-        for name in ('cn1', 'cn2'):
-            db_api.create_provider(context, 'sandbox-' + name, name,
-                                   can_host=True)
-            db_api.set_inventories(context, 'sandbox-' + name, {
-                'VCPU': Inventory(8, allocation_ratio=2.0),
-                'MEMORY_MB': Inventory(16384, reserved=512),
-                'DISK_GB': Inventory(500, min_unit=10, step_size=10)})
-        return '2 hosts of 16 VCPU (8 x ratio 2.0), 15872 MB, 500 GB'
-    story.step('create hosts with Placement-style inventories', make_hosts)
-
-    cn1, cn2 = 'sandbox-cn1', 'sandbox-cn2'
-    story.step('lease A takes 12 VCPU of cn1 for tomorrow', lambda: str(
-        db_api.claim(context, 'lease-A', {cn1: {'VCPU': 12}},
-                     monday, tuesday)))
-    story.refused('lease B cannot take 8 more VCPU of cn1 overlapping A',
-                  exception.CapacityExceeded,
-                  lambda: db_api.claim(context, 'lease-B',
-                                       {cn1: {'VCPU': 8}},
-                                       monday + day / 2, wednesday))
-    story.step('lease B fits once A has ended', lambda: str(
-        db_api.claim(context, 'lease-B', {cn1: {'VCPU': 8}, cn2: {
-            'VCPU': 16, 'DISK_GB': 100}}, tuesday, wednesday)))
-    story.refused('a 15 GB disk breaks step_size 10',
-                  exception.UnitRuleViolation,
-                  lambda: db_api.claim(context, 'lease-C',
-                                       {cn2: {'DISK_GB': 15}}))
-    story.refused('moving A into B\'s window is refused, A stays put',
-                  exception.CapacityExceeded,
-                  lambda: db_api.change_claim(context, 'lease-A',
-                                              start=tuesday, end=wednesday))
-
-    def a_unchanged():
-        claims = db_api.get_claims(context, 'lease-A')
-        if claims['start'] != monday.replace(microsecond=0):
-            raise AssertionError('lease A moved to %s' % claims['start'])
-        return 'A still starts %s' % claims['start']
-    story.step('the refused move left nothing half-written', a_unchanged)
-    story.refused('cn2 cannot shrink below what B holds',
-                  exception.InventoryInUse,
-                  lambda: db_api.set_inventories(context, cn2, {
-                      'VCPU': Inventory(4)}))
-    story.step('releasing A frees tomorrow', lambda: str(
-        db_api.release(context, 'lease-A') and db_api.claim(
-            context, 'lease-D', {cn1: {'VCPU': 16}}, monday, tuesday)))
-
-    def usage():
-        return ', '.join('%s %s' % (name, db_api.get_usage(
-            context, cn1, *window)) for name, window in (
-                ('tomorrow', (monday, tuesday)),
-                ('the day after', (tuesday, wednesday))))
-    story.step('cn1 usage per window', usage)
+def _port(text):
+    name, _, port = text.partition('=')
+    try:
+        return name, int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected NAME=PORT, got %r' % text)
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog='pcloud-sandbox',
                                      description=__doc__.splitlines()[0])
     parser.add_argument('--state-dir', default='.sandbox',
-                        help='where the sandbox keeps its files')
-    parser.add_argument('--db', help='database URL of the ledger '
-                        '(default: SQLite under --state-dir)')
+                        help='configuration, databases and logs of the '
+                             'running cloud (default: %(default)s)')
+    parser.add_argument('--cache-dir',
+                        help='where the Keystone snapshot is kept between '
+                             'runs (default: $PCLOUD_SANDBOX_CACHE or '
+                             '~/.cache/pcloud-sandbox)')
+    parser.add_argument('--db', help='a MySQL/MariaDB server URL, e.g. '
+                        'mysql+pymysql://user:pass@127.0.0.1/pcloud_sandbox:'
+                        ' Nova, Placement, Blazar and the ledger get '
+                        'databases named after it there (default: SQLite '
+                        'under --state-dir; Keystone always runs from its '
+                        'SQLite snapshot)')
+    parser.add_argument('--transport', help='oslo.messaging URL, e.g. '
+                        'rabbit://guest:guest@127.0.0.1:5672/ (default: '
+                        'fake://, in each process)')
+    parser.add_argument('--computes', type=int, default=4,
+                        help='number of fake computes, of sizes 4, 8, 16 '
+                             'and 32 vCPUs in turn (default: %(default)s)')
+    parser.add_argument('--base-port', type=int,
+                        default=supervisor.DEFAULT_BASE_PORT,
+                        help='first of the ports, in order %s (default: '
+                             '%%(default)s)'
+                             % ', '.join(supervisor.PORT_NAMES))
+    parser.add_argument('--port', type=_port, action='append', default=[],
+                        metavar='NAME=PORT',
+                        help='the port of one service, e.g. keystone=5000')
+    parser.add_argument('--timeout', type=int, default=180,
+                        help='seconds to wait for the services to be ready '
+                             '(default: %(default)s)')
     parser.add_argument('--demo', action='store_true',
-                        help='run the end-to-end story, then exit')
+                        help='run the end-to-end story, stop, and exit '
+                             'with its status')
+    parser.add_argument('--ledger-only', action='store_true',
+                        help='with --demo: only the ledger part of the '
+                             'story, without starting the cloud')
     return parser.parse_args(argv)
+
+
+def _prepare_story_ledger(state_dir, url):
+    if url.startswith('sqlite:///') and os.path.exists(url[10:]):
+        # The story starts from an empty ledger every time.
+        os.remove(url[10:])
+    config_file = os.path.join(state_dir, 'demo-ledger.conf')
+    with open(config_file, 'w') as f:
+        f.write('[pcloud_database]\nconnection = %s\n' % url)
+    CONF(['--config-file', config_file], project='pcloud')
+    migration.upgrade()
+
+
+def _run_story(story, parts):
+    try:
+        for part in parts:
+            part()
+    except demo.DemoFailed as e:
+        print('Demo FAILED at %s' % e)
+        return 1
+    print('Demo passed: %d steps.' % story.number)
+    return 0
+
+
+def _print_ready(sandbox):
+    ports = sandbox.ports
+    print('Sandbox ready in %.1fs, %d MB resident: Keystone :%d, Nova :%d, '
+          'Placement :%d, Blazar :%d on 127.0.0.1, %d fake computes; logs '
+          'in %s.' % (sandbox.started_in, sandbox.rss() // 2 ** 20,
+                      ports['keystone'], ports['nova'], ports['placement'],
+                      ports['blazar'], len(sandbox.computes),
+                      sandbox.path('logs')))
+    print('Use the openstack, nova and blazar clients with these (also in '
+          '%s; %s is the "demo" member):' % (
+              sandbox.path('admin-openrc'), sandbox.path('demo-openrc')))
+    for key, value in sorted(sandbox.env().items()):
+        print('export %s=%s' % (key, value))
+    sys.stdout.flush()
+
+
+def _serve(sandbox):
+    print('Ctrl-C stops it.')
+    sys.stdout.flush()
+    while True:
+        dead = sandbox.dead()
+        if dead:
+            print('%s exited: see %s. Stopping the sandbox.'
+                  % (', '.join(dead), sandbox.log(dead[0])))
+            return 1
+        time.sleep(1)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.makedirs(args.state_dir, exist_ok=True)
     state_dir = os.path.abspath(args.state_dir)
-    url = args.db or 'sqlite:///%s' % os.path.join(state_dir, 'ledger.db')
-    if args.demo and not args.db:
-        # The story starts from an empty ledger every time.
-        url = 'sqlite:///%s' % os.path.join(state_dir, 'demo.db')
-        if os.path.exists(url[len('sqlite:///'):]):
-            os.remove(url[len('sqlite:///'):])
-    config_file = os.path.join(state_dir, 'pcloud.conf')
-    with open(config_file, 'w') as f:
-        f.write('[pcloud_database]\nconnection = %s\n' % url)
-    CONF(['--config-file', config_file], project='pcloud')
-    migration.upgrade()
-    print('Ledger ready at %s (schema %s).' % (
-        url, migration.current_revision()))
-    print('Use it with: pcloud-manage --config-file %s ...' % config_file)
-    if not args.demo:
-        return 0
-    story = Story()
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        ledger_story(context_mod.get_admin_context(), story,
-                     timeutils.utcnow())
-    except DemoFailed as e:
-        print('Demo FAILED at %s' % e)
+        sandbox = supervisor.Sandbox(
+            state_dir, cache_dir=args.cache_dir, db=args.db,
+            transport=args.transport, computes=args.computes,
+            base_port=args.base_port, ports=dict(args.port),
+            timeout=args.timeout)
+    except supervisor.SandboxError as e:
+        print('ERROR: %s' % e, file=sys.stderr)
+        return 2
+    story = demo.Story()
+
+    def ledger_part():
+        _prepare_story_ledger(state_dir, sandbox.databases.story_ledger)
+        demo.ledger_story(context_mod.get_admin_context(), story,
+                          timeutils.utcnow())
+
+    if args.demo and args.ledger_only:
+        return _run_story(story, [ledger_part])
+
+    print('Starting the sandbox in %s ...' % state_dir)
+    sys.stdout.flush()
+    try:
+        sandbox.start()
+        _print_ready(sandbox)
+        if args.demo:
+            return _run_story(story, [ledger_part, lambda: demo.cloud_story(
+                story, sandbox)])
+        return _serve(sandbox)
+    except supervisor.SandboxError as e:
+        print('ERROR: %s' % e, file=sys.stderr)
         return 1
-    print('Demo passed: %d steps.' % story.number)
-    return 0
+    except (KeyboardInterrupt, _Terminated):
+        print('Stopping the sandbox.')
+        return 0
+    finally:
+        sandbox.stop()
 
 
 if __name__ == '__main__':

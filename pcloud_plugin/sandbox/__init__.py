@@ -1,0 +1,23 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+
+"""The sandbox: a real local cloud with the plugin set inside it.
+
+Three processes on loopback, each a thin layer that configures and serves
+the real service: Keystone (``keystone_proc``), Nova with Placement and
+fake computes (``nova_proc``), Blazar API and manager (``blazar_proc``).
+``supervisor`` starts, watches and stops them; ``demo`` tells the story
+through the real command-line clients.
+"""

@@ -1,0 +1,298 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The sandbox's demo: the story of everything that exists so far.
+
+First the capacity ledger on its own, then the cloud through the real
+``openstack``, ``nova`` and ``blazar`` clients and ``pcloud-manage``, run
+as a user runs them. Each step prints what it shows; the first one that
+does not hold stops the story, named. Each new piece adds its part here.
+"""
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin import exception
+from pcloud_plugin.sandbox import common
+
+
+class DemoFailed(Exception):
+    pass
+
+
+class Story:
+    """Numbered steps that print what they show and stop at the first
+
+    one that does not hold.
+    """
+
+    def __init__(self, out=sys.stdout):
+        self.out = out
+        self.number = 0
+
+    def step(self, title, check):
+        self.number += 1
+        started = time.monotonic()
+        try:
+            detail = check()
+        except Exception as e:
+            self.out.write('[FAIL] %d. %s: %s: %s\n'
+                           % (self.number, title, type(e).__name__, e))
+            self.out.flush()
+            raise DemoFailed('step %d, %s' % (self.number, title))
+        self.out.write('[ ok ] %d. %s%s (%.1fs)\n'
+                       % (self.number, title,
+                          ': %s' % detail if detail else '',
+                          time.monotonic() - started))
+        self.out.flush()
+
+    def refused(self, title, error, call):
+        """A step whose point is that ``call`` is refused with ``error``."""
+        def check():
+            try:
+                call()
+            except error as e:
+                return 'refused: %s' % e.message
+            raise AssertionError('was not refused')
+        self.step(title, check)
+
+
+def ledger_story(context, story, now):
+    day = datetime.timedelta(days=1)
+    monday, tuesday, wednesday = now + day, now + 2 * day, now + 3 * day
+
+    def make_hosts():
+        for name in ('cn1', 'cn2'):
+            db_api.create_provider(context, 'sandbox-' + name, name,
+                                   can_host=True)
+            db_api.set_inventories(context, 'sandbox-' + name, {
+                'VCPU': Inventory(8, allocation_ratio=2.0),
+                'MEMORY_MB': Inventory(16384, reserved=512),
+                'DISK_GB': Inventory(500, min_unit=10, step_size=10)})
+        return '2 hosts of 16 VCPU (8 x ratio 2.0), 15872 MB, 500 GB'
+    story.step('create hosts with Placement-style inventories', make_hosts)
+
+    cn1, cn2 = 'sandbox-cn1', 'sandbox-cn2'
+    story.step('lease A takes 12 VCPU of cn1 for tomorrow', lambda: str(
+        db_api.claim(context, 'lease-A', {cn1: {'VCPU': 12}},
+                     monday, tuesday)))
+    story.refused('lease B cannot take 8 more VCPU of cn1 overlapping A',
+                  exception.CapacityExceeded,
+                  lambda: db_api.claim(context, 'lease-B',
+                                       {cn1: {'VCPU': 8}},
+                                       monday + day / 2, wednesday))
+    story.step('lease B fits once A has ended', lambda: str(
+        db_api.claim(context, 'lease-B', {cn1: {'VCPU': 8}, cn2: {
+            'VCPU': 16, 'DISK_GB': 100}}, tuesday, wednesday)))
+    story.refused('a 15 GB disk breaks step_size 10',
+                  exception.UnitRuleViolation,
+                  lambda: db_api.claim(context, 'lease-C',
+                                       {cn2: {'DISK_GB': 15}}))
+    story.refused('moving A into B\'s window is refused, A stays put',
+                  exception.CapacityExceeded,
+                  lambda: db_api.change_claim(context, 'lease-A',
+                                              start=tuesday, end=wednesday))
+
+    def a_unchanged():
+        claims = db_api.get_claims(context, 'lease-A')
+        if claims['start'] != monday.replace(microsecond=0):
+            raise AssertionError('lease A moved to %s' % claims['start'])
+        return 'A still starts %s' % claims['start']
+    story.step('the refused move left nothing half-written', a_unchanged)
+    story.refused('cn2 cannot shrink below what B holds',
+                  exception.InventoryInUse,
+                  lambda: db_api.set_inventories(context, cn2, {
+                      'VCPU': Inventory(4)}))
+    story.step('releasing A frees tomorrow', lambda: str(
+        db_api.release(context, 'lease-A') and db_api.claim(
+            context, 'lease-D', {cn1: {'VCPU': 16}}, monday, tuesday)))
+
+    def usage():
+        return ', '.join('%s %s' % (name, db_api.get_usage(
+            context, cn1, *window)) for name, window in (
+                ('tomorrow', (monday, tuesday)),
+                ('the day after', (tuesday, wednesday))))
+    story.step('cn1 usage per window', usage)
+
+
+class CommandFailed(Exception):
+    pass
+
+
+class Cli:
+    """The real command-line clients, with the sandbox's OS_* variables."""
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        self.path = os.pathsep.join((os.path.dirname(sys.executable),
+                                     os.environ.get('PATH', '')))
+
+    def run(self, *args, user='admin'):
+        command = shutil.which(args[0], path=self.path)
+        if command is None:
+            raise CommandFailed('%s is not installed' % args[0])
+        result = subprocess.run(
+            (command,) + args[1:], capture_output=True, text=True,
+            env=self.sandbox.client_env(user), timeout=120)
+        if result.returncode:
+            lines = [line for line in result.stderr.splitlines()
+                     if not line.startswith('Could not load')]
+            raise CommandFailed('"%s" exited %d: %s' % (
+                ' '.join(args), result.returncode,
+                ' / '.join(lines[-3:]) or result.stdout[-300:]))
+        return result.stdout
+
+    def json(self, *args, user='admin'):
+        return json.loads(self.run(*args, '-f', 'json', user=user))
+
+    def wait(self, title, args, done, user='admin', timeout=60):
+        """Run ``args`` again until ``done(output)``; return the output."""
+        deadline = time.monotonic() + timeout
+        while True:
+            output = self.json(*args, user=user)
+            if done(output):
+                return output
+            if time.monotonic() > deadline:
+                raise AssertionError('%s: still %s after %ds'
+                                     % (title, output, timeout))
+            time.sleep(0.5)
+
+
+def _in_an_hour():
+    return (datetime.datetime.now(datetime.timezone.utc)
+            + datetime.timedelta(hours=1)).strftime('%Y-%m-%d %H:%M')
+
+
+def cloud_story(story, sandbox):
+    cli = Cli(sandbox)
+    demo = common.DEMO_USER
+    names = [c['name'] for c in sandbox.computes]
+
+    def hypervisors():
+        if len(names) < 3:
+            raise AssertionError('the demo needs 3 computes or more, not '
+                                 '%d (--computes)' % len(names))
+        found = sorted(h['Hypervisor Hostname'] for h in cli.json(
+            'openstack', 'hypervisor', 'list'))
+        if found != sorted(names):
+            raise AssertionError('hypervisors %s, expected %s'
+                                 % (found, names))
+        return ', '.join(found)
+    story.step('openstack hypervisor list: the fake computes are up',
+               hypervisors)
+
+    def placement_sync():
+        output = cli.run(sys.executable, '-m', 'pcloud_plugin.cmd.manage',
+                         '--config-file', sandbox.path('pcloud.conf'),
+                         'placement', 'sync')
+        if 'PROBLEM' in output or 'created: 0' not in output:
+            raise AssertionError(output)
+        return ' '.join(output.split())
+    story.step('pcloud-manage placement sync: the ledger already mirrors '
+               'Placement (synced at start), nothing to change',
+               placement_sync)
+
+    def boot(name, flavor):
+        server = cli.json('openstack', 'server', 'create', '--flavor',
+                          flavor, '--image', 'cirros', '--nic', 'none',
+                          '--wait', name, user=demo)
+        if server['status'] != 'ACTIVE':
+            raise AssertionError('%s is %s' % (name, server['status']))
+        # The host is for admins' eyes only.
+        host = cli.json('openstack', 'server', 'show', server['id'])[
+            'OS-EXT-SRV-ATTR:host']
+        return '%s ACTIVE on %s' % (name, host)
+    story.step('the demo member boots a server: openstack server create',
+               lambda: boot('demo-vm', 'm1.small'))
+
+    def nova_list():
+        output = cli.run('nova', 'list', user=demo)
+        if 'demo-vm' not in output or 'ACTIVE' not in output:
+            raise AssertionError(output)
+        return 'demo-vm ACTIVE'
+    story.step('nova list (python-novaclient) sees it', nova_list)
+
+    # The two smallest: the plain server went to the emptiest, the largest.
+    blazar_hosts = names[:2]
+
+    def add_hosts():
+        for name in blazar_hosts:
+            cli.run('openstack', 'reservation', 'host', 'create', name)
+        return '%s now reservable' % ' and '.join(blazar_hosts)
+    story.step('the admin gives Blazar hosts: openstack reservation host '
+               'create', add_hosts)
+
+    def host_list():
+        output = cli.run('blazar', 'host-list')
+        missing = [n for n in blazar_hosts if n not in output]
+        if missing:
+            raise AssertionError('%s missing: %s' % (missing, output))
+        return ' '.join(output.split('\n')[3:-2]).replace('|', ' ').split()
+    story.step('blazar host-list (the blazar client) shows them',
+               lambda: ' '.join(host_list()))
+
+    def lease(name, reservation):
+        cli.run('openstack', 'reservation', 'lease', 'create',
+                '--reservation', reservation, '--start-date', 'now',
+                '--end-date', _in_an_hour(), name, user=demo)
+        found = cli.wait('lease %s' % name,
+                         ('openstack', 'reservation', 'lease', 'show', name),
+                         lambda lease: lease['status'] in ('ACTIVE', 'ERROR'),
+                         user=demo)
+        if found['status'] != 'ACTIVE':
+            raise AssertionError('lease %s is %s' % (name, found['status']))
+        return found
+    story.step('the demo member leases a whole host with 8+ vCPUs: '
+               'openstack reservation lease create', lambda: 'ACTIVE, id %s'
+               % lease('demo-host-lease', 'resource_type=physical:host,'
+                       'min=1,max=1,hypervisor_properties=[">=", "$vcpus", '
+                       '"8"]')['id'])
+
+    slots = {}
+
+    def instance_lease():
+        found = lease('demo-slots', 'resource_type=virtual:instance,'
+                      'vcpus=1,memory_mb=512,disk_gb=1,amount=2,'
+                      'affinity=True')
+        reservation = found['reservations']
+        if isinstance(reservation, str):
+            reservation = json.loads(reservation)
+        if isinstance(reservation, list):
+            reservation = reservation[0]
+        slots['flavor'] = reservation['id']
+        return 'ACTIVE, reserved flavor %s' % slots['flavor']
+    story.step('the demo member reserves 2 instance slots on one host '
+               '(virtual:instance)', instance_lease)
+    story.step('the demo member boots into the reservation',
+               lambda: boot('demo-reserved-vm', slots['flavor']))
+
+    def end_lease():
+        cli.run('openstack', 'reservation', 'lease', 'delete',
+                'demo-host-lease', user=demo)
+        leases = [lease['name'] for lease in cli.json(
+            'openstack', 'reservation', 'lease', 'list', user=demo)]
+        if 'demo-host-lease' in leases:
+            raise AssertionError('still listed: %s' % leases)
+        free = cli.json('openstack', 'aggregate', 'show', 'freepool')['hosts']
+        if sorted(free) != sorted(blazar_hosts):
+            raise AssertionError('the free pool holds %s' % free)
+        return 'the free pool holds %s again' % ' and '.join(free)
+    story.step('deleting the host lease gives its host back', end_lease)

@@ -1,0 +1,93 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The sandbox cloud as a session-scoped fixture for cross-service tests.
+
+The first test of a test process that uses ``SandboxFixture`` starts the
+cloud (Keystone, Nova with Placement, Blazar: three processes, on free
+loopback ports); later tests reuse it; it stops when the process exits.
+Tests must leave it as they would like to find it (or use their own
+project and names).
+"""
+
+import atexit
+import io
+import shutil
+import socket
+import tempfile
+import threading
+
+import fixtures
+
+from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox import supervisor
+
+_LOCK = threading.Lock()
+_SANDBOX = None
+# Taken at import: tests get a temporary directory of their own (oslotest),
+# removed when they end, and the cloud outlives them.
+_TMP = tempfile.gettempdir()
+
+
+def free_ports():
+    """A free loopback port for each of the sandbox's services."""
+    sockets = []
+    try:
+        for _ in supervisor.PORT_NAMES:
+            sock = socket.socket()
+            sock.bind(('127.0.0.1', 0))
+            sockets.append(sock)
+        return {name: sock.getsockname()[1]
+                for name, sock in zip(supervisor.PORT_NAMES, sockets)}
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _stop(sandbox):
+    sandbox.stop()
+    shutil.rmtree(sandbox.state_dir, ignore_errors=True)
+
+
+def get_sandbox():
+    """This process's running sandbox, started on first use."""
+    global _SANDBOX
+    with _LOCK:
+        if _SANDBOX is not None and _SANDBOX.dead():
+            # A service died under an earlier test: start afresh.
+            _stop(_SANDBOX)
+            _SANDBOX = None
+        if _SANDBOX is None:
+            sandbox = supervisor.Sandbox(
+                tempfile.mkdtemp(prefix='pcloud-sandbox-', dir=_TMP),
+                ports=free_ports(), out=io.StringIO())
+            try:
+                sandbox.start()
+            except BaseException:
+                shutil.rmtree(sandbox.state_dir, ignore_errors=True)
+                raise
+            atexit.register(_stop, sandbox)
+            _SANDBOX = sandbox
+        return _SANDBOX
+
+
+class SandboxFixture(fixtures.Fixture):
+    """``sandbox`` (a running supervisor.Sandbox) and ``cli`` (the real
+
+    command-line clients pointed at it).
+    """
+
+    def _setUp(self):
+        self.sandbox = get_sandbox()
+        self.cli = demo.Cli(self.sandbox)

@@ -1,0 +1,247 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The sandbox cloud: Keystone, Nova with Placement, and Blazar as three
+processes, driven with the real command-line clients.
+"""
+
+import io
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import fixtures
+import psutil
+import sqlalchemy as sa
+
+from pcloud_plugin.sandbox import blazar_proc
+from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox import supervisor
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+MYSQL = 'mysql+pymysql://openstack_citest:openstack_citest@127.0.0.1'
+RABBIT = os.environ.get('PCLOUD_TEST_TRANSPORT_URL',
+                        'rabbit://guest:guest@127.0.0.1:5672/')
+
+
+def _leftovers(state_dir):
+    """Processes whose command line names ``state_dir``: ours, alive."""
+    found = []
+    for proc in psutil.process_iter(['cmdline', 'status']):
+        if (proc.info['status'] != psutil.STATUS_ZOMBIE
+                and any(state_dir in arg
+                        for arg in proc.info['cmdline'] or ())):
+            found.append(proc)
+    return found
+
+
+def _port_args(ports):
+    args = []
+    for name, port in ports.items():
+        args += ['--port', '%s=%d' % (name, port)]
+    return args
+
+
+class SharedCloud(base.TestCase):
+    """Tests on the session-scoped cloud."""
+
+    def setUp(self):
+        super().setUp()
+        self.cloud = self.useFixture(fixture.SandboxFixture())
+        self.cli = self.cloud.cli
+
+    def test_catalog_serves_every_service_on_its_port(self):
+        catalog = {entry['Type']: entry['Endpoints'] for entry in
+                   self.cli.json('openstack', 'catalog', 'list')}
+        ports = self.cloud.sandbox.ports
+        for service_type, port in (('identity', 'keystone'),
+                                   ('compute', 'nova'),
+                                   ('placement', 'placement'),
+                                   ('image', 'image'),
+                                   ('reservation', 'blazar')):
+            self.assertIn(':%d' % ports[port], str(catalog[service_type]))
+
+    def test_hypervisors_have_distinct_sizes(self):
+        sizes = {(c['vcpus'], c['memory_mb'])
+                 for c in self.cloud.sandbox.computes}
+        self.assertEqual(len(self.cloud.sandbox.computes), len(sizes))
+        names = {h['Hypervisor Hostname'] for h in self.cli.json(
+            'openstack', 'hypervisor', 'list')}
+        self.assertEqual({c['name'] for c in self.cloud.sandbox.computes},
+                         names)
+
+    def test_scheduler_runs_the_pcloud_filter(self):
+        with open(self.cloud.sandbox.path('nova', 'nova.conf')) as f:
+            self.assertIn('PcloudFilter', f.read())
+        # No host is in this pcloud: only the PcloudFilter can say so.
+        name = 'vm-%s' % uuid.uuid4().hex[:8]
+        self.assertRaises(
+            demo.CommandFailed, self.cli.run, 'openstack', 'server',
+            'create', '--flavor', 'm1.tiny', '--image', 'cirros', '--nic',
+            'none', '--hint', 'pcloud=%s' % uuid.uuid4(), '--wait', name,
+            user='demo')
+        server = self.cli.json('openstack', 'server', 'show', name,
+                               user='demo')
+        self.assertEqual('ERROR', server['status'])
+        self.assertIn('No valid host', str(server['fault']))
+        self.cli.run('openstack', 'server', 'delete', name, user='demo')
+
+    def test_blazar_loads_our_plugins_from_entry_points(self):
+        with open(self.cloud.sandbox.path('blazar', 'blazar.conf')) as f:
+            conf = f.read()
+        for name in blazar_proc.plugins():
+            self.assertIn(name, conf)
+        self.assertIn('pcloud.virtual.instance', blazar_proc.plugins())
+
+
+class Demo(base.TestCase):
+
+    def test_demo_with_the_real_clients_then_nothing_left(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        result = subprocess.run(
+            [sys.executable, '-m', 'pcloud_plugin.cmd.sandbox',
+             '--state-dir', state, '--demo']
+            + _port_args(fixture.free_ports()),
+            capture_output=True, text=True, timeout=600)
+        output = result.stdout + result.stderr
+        self.assertEqual(0, result.returncode, output)
+        self.assertIn('Sandbox ready in', output)
+        self.assertIn('Demo passed', output)
+        self.assertNotIn('[FAIL]', output)
+        self.assertIn('openstack server create: demo-vm ACTIVE', output)
+        self.assertEqual([], _leftovers(state))
+
+
+class Lifecycle(base.TestCase):
+
+    def _start(self, state, ports):
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'pcloud_plugin.cmd.sandbox',
+             '--state-dir', state] + _port_args(ports),
+            # Unbuffered: no line may hide in a buffer select cannot see.
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+        self.addCleanup(self._kill, proc)
+        lines = []
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + 300
+            while not lines or lines[-1] != 'Ctrl-C stops it.':
+                if not selector.select(deadline - time.monotonic()):
+                    self.fail('not ready: %s' % lines)
+                line = proc.stdout.readline()
+                if not line:
+                    self.fail('exited %s: %s' % (proc.wait(), lines))
+                lines.append(line.decode().strip())
+        return proc, lines
+
+    @staticmethod
+    def _kill(proc):
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+    def test_sigterm_stops_all_and_a_start_after_a_crash_works(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        ports = fixture.free_ports()
+        crashed, _ = self._start(state, ports)
+        # The supervisor and its three services.
+        self.assertEqual(4, len(_leftovers(state)))
+        # The supervisor dies without a chance to stop anything: its
+        # children notice and go.
+        crashed.kill()
+        crashed.wait()
+        gone, alive = psutil.wait_procs(_leftovers(state), timeout=30)
+        self.assertEqual([], alive)
+        proc, lines = self._start(state, ports)
+        self.assertIn('export OS_AUTH_URL=http://127.0.0.1:%d/v3'
+                      % ports['keystone'], lines)
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(60))
+        self.assertEqual([], _leftovers(state))
+
+    def test_a_port_in_use_says_what_to_do(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        ports = fixture.free_ports()
+        taken = socket.socket()
+        self.addCleanup(taken.close)
+        taken.bind(('127.0.0.1', ports['nova']))
+        taken.listen()
+        result = subprocess.run(
+            [sys.executable, '-m', 'pcloud_plugin.cmd.sandbox',
+             '--state-dir', state] + _port_args(ports),
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(1, result.returncode)
+        self.assertIn('port %d (nova) is in use' % ports['nova'],
+                      result.stderr)
+        self.assertIn('--port nova=N', result.stderr)
+
+    def test_a_missing_service_says_what_to_install(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.sandbox.supervisor.REQUIREMENTS',
+            supervisor.REQUIREMENTS + (('no_such_module', 'no-such-dist'),)))
+        sandbox = supervisor.Sandbox(
+            self.useFixture(fixtures.TempDir()).path,
+            ports=fixture.free_ports(), out=io.StringIO())
+        e = self.assertRaises(supervisor.SandboxError, sandbox.start)
+        self.assertIn('pip install no-such-dist', str(e))
+
+
+class RealServers(base.TestCase):
+    """--db and --transport: MariaDB and RabbitMQ, where they answer."""
+
+    def test_cloud_on_mariadb_and_rabbitmq(self):
+        prefix = 'pcloud_sandbox_%s' % uuid.uuid4().hex[:8]
+        engine = sa.create_engine(MYSQL + '/')
+        try:
+            engine.connect().close()
+        except sa.exc.OperationalError as e:
+            self.skipTest('no MariaDB for this test: %s' % e)
+        self.addCleanup(engine.dispose)
+        try:
+            socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
+        except OSError as e:
+            self.skipTest('no RabbitMQ for this test: %s' % e)
+
+        def drop_story_database():
+            with engine.connect() as connection:
+                connection.exec_driver_sql(
+                    'DROP DATABASE IF EXISTS %s' % prefix)
+        self.addCleanup(drop_story_database)
+        state = self.useFixture(fixtures.TempDir()).path
+        sandbox = supervisor.Sandbox(
+            state, db='%s/%s' % (MYSQL, prefix), transport=RABBIT,
+            computes=2, ports=fixture.free_ports(), out=io.StringIO())
+        with sandbox:
+            with open(sandbox.path('nova', 'nova.conf')) as f:
+                conf = f.read()
+            self.assertIn('%s_nova_cell1' % prefix, conf)
+            self.assertIn('rabbit://', conf)
+            cli = demo.Cli(sandbox)
+            self.assertEqual(2, len(cli.json('openstack', 'hypervisor',
+                                             'list')))
+            server = cli.json('openstack', 'server', 'create', '--flavor',
+                              'm1.tiny', '--image', 'cirros', '--nic',
+                              'none', '--wait', 'on-mariadb', user='demo')
+            self.assertEqual('ACTIVE', server['status'])
+        self.assertEqual([], _leftovers(state))
+        with engine.connect() as connection:
+            left = connection.execute(sa.text('SHOW DATABASES LIKE :name'), {
+                'name': prefix + '\\_%'}).fetchall()
+        self.assertEqual([], left)
