@@ -39,6 +39,12 @@ REGION = 'RegionOne'
 SERVICE_PROJECT = 'service'
 DEMO_PROJECT = 'demo'
 DEMO_USER = 'demo'
+# A second tenant, to show what the demo's project keeps to itself.
+ALT_PROJECT = 'alt'
+ALT_USER = 'alt'
+# Each user's project for the clients.
+PROJECT_OF = {'admin': 'admin', DEMO_USER: DEMO_PROJECT,
+              ALT_USER: ALT_PROJECT}
 # Service users, each an admin (and service) of the service project.
 SERVICE_USERS = ('nova', 'placement', 'blazar')
 

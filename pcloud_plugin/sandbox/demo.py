@@ -281,8 +281,41 @@ def cloud_story(story, sandbox):
         return 'ACTIVE, reserved flavor %s' % slots['flavor']
     story.step('the demo member reserves 2 instance slots on one host '
                '(virtual:instance)', instance_lease)
-    story.step('the demo member boots into the reservation',
-               lambda: boot('demo-reserved-vm', slots['flavor']))
+
+    def boot_reserved():
+        booted = [boot('demo-reserved-vm%d' % n, slots['flavor'])
+                  for n in (1, 2)]
+        hosts = {line.rsplit(' ', 1)[1] for line in booted}
+        if len(hosts) != 1:
+            raise AssertionError('affinity broken: %s' % booted)
+        return '; '.join(booted)
+    story.step('the demo member boots both slots, on one host',
+               boot_reserved)
+    story.step('a third server with the reserved flavor does not fit',
+               lambda: boot_fails(cli, 'demo-reserved-vm3', slots['flavor'],
+                                  demo))
+    story.step('another project cannot use the reserved flavor',
+               lambda: boot_fails(cli, 'alt-vm', slots['flavor'],
+                                  common.ALT_USER))
+
+    def end_slots():
+        flavor = cli.json('openstack', 'flavor', 'show', slots['flavor'])
+        cli.run('openstack', 'reservation', 'lease', 'delete', 'demo-slots',
+                user=demo)
+        cli.wait('the reserved flavor to go',
+                 ('openstack', 'flavor', 'list', '--all'),
+                 lambda found: slots['flavor'] not in
+                 [f['ID'] for f in found])
+        left = [s['Name'] for s in cli.json('openstack', 'server', 'list',
+                                            user=demo)
+                if s['Name'].startswith('demo-reserved-vm')
+                and s['Status'] == 'ACTIVE']
+        if len(left) != 2:
+            raise AssertionError('servers after the end: %s' % left)
+        return ('flavor %s gone, its 2 servers still ACTIVE'
+                % flavor['name'])
+    story.step('ending the slots lease removes what it made, and kills '
+               'nothing', end_slots)
 
     def end_lease():
         cli.run('openstack', 'reservation', 'lease', 'delete',
@@ -296,3 +329,139 @@ def cloud_story(story, sandbox):
             raise AssertionError('the free pool holds %s' % free)
         return 'the free pool holds %s again' % ' and '.join(free)
     story.step('deleting the host lease gives its host back', end_lease)
+
+    pcloud_story(story, sandbox, cli, names[2:])
+
+
+def boot_fails(cli, name, flavor, user, *options):
+    """Ask for a server that must not be made; say how it was refused."""
+    try:
+        server = cli.json('openstack', 'server', 'create', '--flavor',
+                          flavor, '--image', 'cirros', '--nic', 'none',
+                          *options, name, user=user)
+    except CommandFailed as e:
+        return 'refused: %s' % e
+    found = cli.wait('server %s' % name, ('openstack', 'server', 'show',
+                                          server['id']),
+                     lambda found: found['status'] in ('ACTIVE', 'ERROR'),
+                     user=user)
+    if found['status'] != 'ERROR':
+        raise AssertionError('%s is %s' % (name, found['status']))
+    cli.run('openstack', 'server', 'delete', '--wait', server['id'],
+            user=user)
+    return '%s went to ERROR (no valid host)' % name
+
+
+def _pcloud_service(sandbox):
+    """The Pcloud service with the admin's session, as blazar-api runs it.
+
+    Imported here: only the cloud story needs Nova's client.
+    """
+    from keystoneauth1 import adapter
+    from keystoneauth1.identity import v3
+    from keystoneauth1 import session
+    from novaclient import client as nova_client
+
+    from pcloud_plugin.clients import nova as nova_mod
+    from pcloud_plugin.pcloud import service
+
+    env = sandbox.env('admin')
+    auth = v3.Password(
+        auth_url=env['OS_AUTH_URL'], username='admin',
+        password=common.PASSWORD, project_name='admin',
+        user_domain_id='default', project_domain_id='default')
+    sess = session.Session(auth=auth)
+    return service.PcloudService(
+        nova_client.Client(nova_mod.MICROVERSION, session=sess,
+                           region_name=common.REGION),
+        adapter.Adapter(sess, service_type='placement',
+                        region_name=common.REGION))
+
+
+def pcloud_story(story, sandbox, cli, hosts):
+    """Pclouds through the service's Python API (the REST API is to come).
+
+    ``hosts``: computes Blazar does not hold; the first without servers
+    goes into a host flavor pool.
+    """
+    from pcloud_plugin import context as context_mod
+
+    service = _pcloud_service(sandbox)
+    admin = context_mod.RequestContext(is_admin=True, project_id='admin')
+    demo = context_mod.RequestContext(project_id=cli.json(
+        'openstack', 'project', 'show', common.DEMO_PROJECT)['id'])
+    made = {}
+
+    def pool():
+        busy = {s['Host'] for s in cli.json(
+            'openstack', 'server', 'list', '--all-projects', '--long')}
+        empty = [h for h in hosts if h not in busy]
+        if not empty:
+            raise AssertionError('every one of %s runs servers: the demo '
+                                 'needs one more --computes' % hosts)
+        made['host'] = pool_host = empty[0]
+        cli.run('openstack', 'compute', 'service', 'set', '--disable',
+                pool_host, 'nova-compute')
+        service.create_host_flavor(admin, 'demo.c16', '16 vCPU, 32 GB', 2)
+        service.add_pool_host(admin, 'demo.c16', pool_host)
+        flavor = service.show_host_flavor(admin, 'demo.c16')
+        if flavor['free_hosts'] != [pool_host]:
+            raise AssertionError(flavor)
+        return 'host flavor demo.c16 with %s free' % pool_host
+    story.step('the admin makes a host flavor and pools an emptied host',
+               pool)
+
+    def take_host():
+        made['pcloud'] = service.create_pcloud(demo, 'demo-pcloud')['id']
+        service.allocate_host(demo, made['pcloud'], 'rack-a', 'demo.c16')
+        service.enable_host(demo, made['pcloud'], 'rack-a')
+        seen = repr([service.show_pcloud(demo, made['pcloud']),
+                     service.list_hosts(demo, made['pcloud'])])
+        if made['host'] in seen:
+            raise AssertionError('the member sees %s: %s'
+                                 % (made['host'], seen))
+        return 'pcloud %s holds rack-a, enabled' % made['pcloud']
+    story.step('the demo member creates a pcloud and takes a host',
+               take_host)
+
+    def boot_in_pcloud():
+        server = cli.json('openstack', 'server', 'create', '--flavor',
+                          'm1.small', '--image', 'cirros', '--nic', 'none',
+                          '--hint', 'pcloud=%s' % made['pcloud'], '--wait',
+                          'demo-pcloud-vm', user=common.DEMO_USER)
+        host = cli.json('openstack', 'server', 'show', server['id'])[
+            'OS-EXT-SRV-ATTR:host']
+        if host != made['host']:
+            raise AssertionError('landed on %s' % host)
+        made['server'] = server['id']
+        return 'demo-pcloud-vm ACTIVE on the pcloud host'
+    story.step('the demo member boots into it: openstack server create '
+               '--hint pcloud=<id>', boot_in_pcloud)
+    story.step('the alt project, not authorized, cannot',
+               lambda: boot_fails(cli, 'alt-pcloud-vm', 'm1.small',
+                                  common.ALT_USER, '--hint',
+                                  'pcloud=%s' % made['pcloud']))
+
+    def busy():
+        (host,) = service.list_hosts(demo, made['pcloud'])
+        if host['instances'] != [made['server']]:
+            raise AssertionError(host)
+        service.disable_host(demo, made['pcloud'], 'rack-a')
+        try:
+            service.release_host(demo, made['pcloud'], 'rack-a')
+        except exception.PcloudHostBusy as e:
+            return 'rack-a lists its server; release refused: %s' % e
+        raise AssertionError('released a host with a server on it')
+    story.step('the pcloud lists its server and keeps a busy host', busy)
+
+    def give_back():
+        cli.run('openstack', 'server', 'delete', '--wait', made['server'],
+                user=common.DEMO_USER)
+        service.release_host(demo, made['pcloud'], 'rack-a')
+        service.delete_pcloud(demo, made['pcloud'])
+        flavor = service.show_host_flavor(admin, 'demo.c16')
+        if flavor['free_hosts'] != [made['host']]:
+            raise AssertionError(flavor)
+        return 'pcloud deleted, %s free in the pool again' % made['host']
+    story.step('emptied, released and deleted, the host returns to the '
+               'pool', give_back)

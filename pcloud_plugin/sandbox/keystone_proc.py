@@ -216,6 +216,7 @@ def provision(spec, base):
     for name in common.SERVICE_USERS:
         member(common.SERVICE_PROJECT, name, *ROLES)
     member(common.DEMO_PROJECT, common.DEMO_USER, 'member')
+    member(common.ALT_PROJECT, common.ALT_USER, 'member')
 
 
 def start(spec):

@@ -198,7 +198,7 @@ class Sandbox:
 
     def env(self, user='admin'):
         """The OS_* variables the clients need, as ``user``."""
-        project = 'admin' if user == 'admin' else common.DEMO_PROJECT
+        project = common.PROJECT_OF[user]
         return {
             'OS_AUTH_URL': 'http://%s:%d/v3' % (common.HOST,
                                                 self.ports['keystone']),
@@ -223,8 +223,8 @@ class Sandbox:
         return env
 
     def _write_openrc(self):
-        for user, name in (('admin', 'admin-openrc'),
-                           (common.DEMO_USER, 'demo-openrc')):
+        for user in common.PROJECT_OF:
+            name = '%s-openrc' % user
             with open(self.path(name), 'w') as f:
                 for key, value in sorted(self.env(user).items()):
                     f.write('export %s=%s\n' % (key, value))

@@ -126,6 +126,11 @@ class Demo(base.TestCase):
         self.assertIn('Demo passed', output)
         self.assertNotIn('[FAIL]', output)
         self.assertIn('openstack server create: demo-vm ACTIVE', output)
+        # The stories of the reservation plugin and of pclouds ran.
+        self.assertIn('another project cannot use the reserved flavor: '
+                      'refused', output)
+        self.assertIn('the alt project, not authorized, cannot: ', output)
+        self.assertIn('returns to the pool: pcloud deleted', output)
         self.assertEqual([], _leftovers(state))
 
 
