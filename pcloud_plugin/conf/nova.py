@@ -15,45 +15,16 @@
 
 """The [pcloud_nova] group: how the Pcloud service reaches Nova's API.
 
-The usual keystoneauth session, auth and adapter options, so it is
+The usual keystoneauth options (conf/keystone_client.py), so it is
 configured like any service's [nova] section. Its own group because the
 Pcloud service runs inside blazar processes, whose [nova] group is
 Blazar's, and its credentials must be an admin's (aggregates, services and
 hypervisors are admin APIs) whatever Blazar itself uses.
 """
 
-from keystoneauth1 import loading as ks_loading
+from pcloud_plugin.conf import keystone_client
 
 GROUP = 'pcloud_nova'
-DEFAULT_SERVICE_TYPE = 'compute'
-
-
-def _adapter_opts():
-    """keystoneauth's adapter options, with Nova's defaults built in
-
-    (not set_default: a config reset would forget those).
-    """
-    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
-    for opt in opts:
-        if opt.dest == 'service_type':
-            opt.default = DEFAULT_SERVICE_TYPE
-        elif opt.dest == 'valid_interfaces':
-            opt.default = ['internal', 'public']
-    return opts
-
-
-_ADAPTER_OPTS = _adapter_opts()
-
-
-def register_opts(conf):
-    ks_loading.register_session_conf_options(conf, GROUP)
-    ks_loading.register_auth_conf_options(conf, GROUP)
-    conf.register_opts(_ADAPTER_OPTS, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: (
-        ks_loading.get_session_conf_options()
-        + ks_loading.get_auth_common_conf_options()
-        + ks_loading.get_auth_plugin_conf_options('password')
-        + _ADAPTER_OPTS)}
+_OPTS = keystone_client.ServiceGroup(GROUP, 'compute')
+register_opts = _OPTS.register_opts
+list_opts = _OPTS.list_opts
