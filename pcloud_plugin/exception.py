@@ -193,3 +193,20 @@ class NovaError(PcloudException):
     """Nova refused or failed a call the service had to make."""
     msg_fmt = 'Nova failed to %(action)s: %(reason)s'
     code = 502
+
+
+# The Pcloud REST API.
+
+class SchemaViolation(Invalid):
+    """A body or query that its JSON schema refuses."""
+    msg_fmt = 'Invalid input for field %(field)s: %(reason)s'
+
+
+class UnsupportedMediaType(PcloudException):
+    msg_fmt = 'Content type %(content_type)r is not supported: use %(use)s.'
+    code = 415
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+

@@ -1,0 +1,247 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Policy, then the Pcloud service: what each API call does.
+
+Each method takes the caller's context (Blazar's, built from
+keystonemiddleware's headers) and checked input, authorizes the call,
+and answers with plain dicts. The service is called with a context of
+its own whose is_admin says what policy allowed: policy, not the
+service's own admin check, decides who may do what.
+
+A pcloud that policy does not let the caller see does not exist for
+them: 404, as for one that does not exist at all; only callers of the
+owning project learn, by a 403, that their role is not enough.
+"""
+
+import threading
+
+from pcloud_plugin.blazar.api import policy
+from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin import context as pcloud_context
+from pcloud_plugin import exception
+from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import service as service_mod
+
+_SERVICE = None
+_LOCK = threading.Lock()
+
+
+def get_service():
+    """One PcloudService per process, on [pcloud_nova]'s client."""
+    global _SERVICE
+    with _LOCK:
+        if _SERVICE is None:
+            _SERVICE = service_mod.PcloudService(nova_client.get_client())
+        return _SERVICE
+
+
+def reset():
+    global _SERVICE
+    with _LOCK:
+        _SERVICE = None
+
+
+def _service_context(ctx, is_admin):
+    return pcloud_context.RequestContext(
+        user_id=ctx.user_id, project_id=ctx.project_id,
+        request_id=ctx.request_id, roles=list(ctx.roles),
+        is_admin=is_admin, overwrite=False)
+
+
+def _own(ctx):
+    return {'project_id': ctx.project_id, 'user_id': ctx.user_id}
+
+
+def _pool_hosts(flavor):
+    """A pool's hosts from show_host_flavor, as the API lists them."""
+    hosts = [{'host': h, 'pcloud_id': None} for h in flavor['free_hosts']]
+    hosts.extend({'host': h, 'pcloud_id': p}
+                 for h, p in flavor['allocated_hosts'].items())
+    return sorted(hosts, key=lambda h: h['host'])
+
+
+class API(object):
+
+    def __init__(self, service=None):
+        self._service = service
+
+    @property
+    def service(self):
+        return self._service or get_service()
+
+    # Host flavors.
+
+    def list_host_flavors(self, ctx):
+        policy.authorize(ctx, 'pcloud:host_flavor:list', _own(ctx))
+        return self.service.list_host_flavors(_service_context(ctx, False))
+
+    def show_host_flavor(self, ctx, flavor_id):
+        policy.authorize(ctx, 'pcloud:host_flavor:get', _own(ctx))
+        codec.validate_flavor_id(flavor_id)
+        if policy.authorize(ctx, 'pcloud:host_flavor:get_pool', _own(ctx),
+                            do_raise=False):
+            found = self.service.show_host_flavor(
+                _service_context(ctx, True), flavor_id)
+            hosts = _pool_hosts(found)
+            return {'id': found['id'], 'description': found['description'],
+                    'units': found['units'],
+                    'free_hosts': len(found['free_hosts']),
+                    'hosts': hosts}
+        for flavor in self.service.list_host_flavors(
+                _service_context(ctx, False)):
+            if flavor['id'] == flavor_id:
+                return flavor
+        raise exception.HostFlavorNotFound(flavor_id=flavor_id)
+
+    def create_host_flavor(self, ctx, body):
+        policy.authorize(ctx, 'pcloud:host_flavor:create', _own(ctx))
+        made = self.service.create_host_flavor(
+            _service_context(ctx, True), body['id'],
+            body.get('description', ''), body['units'])
+        return dict(made, free_hosts=0, hosts=[])
+
+    def delete_host_flavor(self, ctx, flavor_id):
+        policy.authorize(ctx, 'pcloud:host_flavor:delete', _own(ctx))
+        self.service.delete_host_flavor(_service_context(ctx, True),
+                                        flavor_id)
+
+    def list_pool_hosts(self, ctx, flavor_id):
+        policy.authorize(ctx, 'pcloud:host_flavor:get_pool', _own(ctx))
+        return _pool_hosts(self.service.show_host_flavor(
+            _service_context(ctx, True), flavor_id))
+
+    def add_pool_host(self, ctx, flavor_id, host):
+        policy.authorize(ctx, 'pcloud:host_flavor:add_host', _own(ctx))
+        self.service.add_pool_host(_service_context(ctx, True), flavor_id,
+                                   host)
+        return {'host': host, 'pcloud_id': None}
+
+    def remove_pool_host(self, ctx, flavor_id, host):
+        policy.authorize(ctx, 'pcloud:host_flavor:remove_host', _own(ctx))
+        self.service.remove_pool_host(_service_context(ctx, True),
+                                      flavor_id, host)
+
+    # Pclouds.
+
+    def _pcloud(self, ctx, action, pcloud_id):
+        """The pcloud, if policy lets ctx do action on it."""
+        codec.validate_pcloud_id(pcloud_id)
+        found = self.service.show_pcloud(_service_context(ctx, True),
+                                         pcloud_id)
+        target = {'project_id': found['owner'], 'user_id': ctx.user_id}
+        if not policy.authorize(ctx, action, target, do_raise=False):
+            if ctx.project_id != found['owner']:
+                raise exception.PcloudNotFound(pcloud_id=pcloud_id)
+            raise exception.PolicyNotAuthorized(action=action)
+        return found
+
+    def list_pclouds(self, ctx, project_id=None):
+        policy.authorize(ctx, 'pcloud:pcloud:list', _own(ctx))
+        every = policy.authorize(ctx, 'pcloud:pcloud:list_all_projects',
+                                 _own(ctx), do_raise=False)
+        found = self.service.list_pclouds(_service_context(ctx, bool(every)))
+        if project_id is not None:
+            found = [p for p in found if p['owner'] == project_id]
+        return found
+
+    def create_pcloud(self, ctx, name):
+        policy.authorize(ctx, 'pcloud:pcloud:create', _own(ctx))
+        return self.service.create_pcloud(_service_context(ctx, False),
+                                          name)
+
+    def show_pcloud(self, ctx, pcloud_id):
+        return self._pcloud(ctx, 'pcloud:pcloud:get', pcloud_id)
+
+    def delete_pcloud(self, ctx, pcloud_id):
+        self._pcloud(ctx, 'pcloud:pcloud:delete', pcloud_id)
+        self.service.delete_pcloud(_service_context(ctx, True), pcloud_id)
+
+    # The hosts of a pcloud.
+
+    def _hosts(self, ctx, pcloud_id):
+        return self.service.list_hosts(_service_context(ctx, True),
+                                       pcloud_id)
+
+    def _host(self, ctx, pcloud_id, name):
+        codec.validate_host_name(name)
+        for host in self._hosts(ctx, pcloud_id):
+            if host['name'] == name:
+                return host
+        raise exception.PcloudHostNotFound(pcloud_id=pcloud_id, name=name)
+
+    def list_hosts(self, ctx, pcloud_id, state=None):
+        self._pcloud(ctx, 'pcloud:host:list', pcloud_id)
+        hosts = self._hosts(ctx, pcloud_id)
+        if state is not None:
+            hosts = [h for h in hosts if h['state'] == state]
+        return hosts
+
+    def show_host(self, ctx, pcloud_id, name):
+        self._pcloud(ctx, 'pcloud:host:get', pcloud_id)
+        return self._host(ctx, pcloud_id, name)
+
+    def allocate_host(self, ctx, pcloud_id, body):
+        self._pcloud(ctx, 'pcloud:host:allocate', pcloud_id)
+        made = self.service.allocate_host(
+            _service_context(ctx, True), pcloud_id, body['name'],
+            body['flavor_id'], body.get('availability_zone'))
+        return dict(made, instances=[])
+
+    def update_host(self, ctx, pcloud_id, name, state):
+        self._pcloud(ctx, 'pcloud:host:update', pcloud_id)
+        codec.validate_host_name(name)
+        svc_ctx = _service_context(ctx, True)
+        if state == codec.ENABLED:
+            self.service.enable_host(svc_ctx, pcloud_id, name)
+        else:
+            self.service.disable_host(svc_ctx, pcloud_id, name)
+        return self._host(ctx, pcloud_id, name)
+
+    def release_host(self, ctx, pcloud_id, name):
+        self._pcloud(ctx, 'pcloud:host:release', pcloud_id)
+        self.service.release_host(_service_context(ctx, True), pcloud_id,
+                                  name)
+
+    # Authorized tenants.
+
+    def list_tenants(self, ctx, pcloud_id):
+        return self._pcloud(ctx, 'pcloud:tenant:list', pcloud_id)['tenants']
+
+    def add_tenant(self, ctx, pcloud_id, tenant_id):
+        self._pcloud(ctx, 'pcloud:tenant:add', pcloud_id)
+        return self.service.authorize_tenant(_service_context(ctx, True),
+                                             pcloud_id, tenant_id)
+
+    def remove_tenant(self, ctx, pcloud_id, tenant_id):
+        self._pcloud(ctx, 'pcloud:tenant:remove', pcloud_id)
+        self.service.deauthorize_tenant(_service_context(ctx, True),
+                                        pcloud_id, tenant_id)
+
+    # Allocation ratios.
+
+    @staticmethod
+    def _ratios(pcloud):
+        return {'cpu_allocation_ratio': pcloud['cpu_allocation_ratio'],
+                'ram_allocation_ratio': pcloud['ram_allocation_ratio']}
+
+    def show_allocation_ratios(self, ctx, pcloud_id):
+        return self._ratios(self._pcloud(
+            ctx, 'pcloud:allocation_ratios:get', pcloud_id))
+
+    def set_allocation_ratios(self, ctx, pcloud_id, body):
+        self._pcloud(ctx, 'pcloud:allocation_ratios:set', pcloud_id)
+        return self._ratios(self.service.set_allocation_ratios(
+            _service_context(ctx, True), pcloud_id,
+            cpu_allocation_ratio=body.get('cpu_allocation_ratio'),
+            ram_allocation_ratio=body.get('ram_allocation_ratio')))

@@ -1,0 +1,64 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""JSON schemas of every body and query the Pcloud API takes.
+
+Patterns end in ``(?![\\s\\S])`` rather than ``$``, which would let a
+trailing newline through; both Python and ECMA-262 regexes read it.
+"""
+
+_END = r'(?![\s\S])'
+
+IDENTIFIER = {
+    'type': 'string',
+    'pattern': r'^[A-Za-z0-9][A-Za-z0-9._-]{0,63}' + _END,
+}
+TEXT = {'type': 'string', 'maxLength': 255}
+NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+HOSTNAME = {
+    'type': 'string', 'minLength': 1, 'maxLength': 200,
+    'pattern': r'^[A-Za-z0-9_.-]+' + _END,
+}
+PROJECT_ID = {'type': 'string', 'pattern': r'^[A-Za-z0-9_-]{1,64}' + _END}
+UNITS = {'type': 'integer', 'minimum': 0, 'maximum': 1000000}
+RATIO = {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 1000000}
+HOST_STATE = {'type': 'string', 'enum': ['enabled', 'disabled']}
+
+
+def _object(required=(), **properties):
+    schema = {'type': 'object', 'properties': properties,
+              'additionalProperties': False}
+    if required:
+        schema['required'] = list(required)
+    return schema
+
+
+# Bodies.
+
+HOST_FLAVOR_CREATE = _object(('id', 'units'), id=IDENTIFIER,
+                             description=TEXT, units=UNITS)
+POOL_HOST_ADD = _object(('host',), host=HOSTNAME)
+PCLOUD_CREATE = _object(('name',), name=NAME)
+HOST_ALLOCATE = _object(('name', 'flavor_id'), name=IDENTIFIER,
+                        flavor_id=IDENTIFIER, availability_zone=NAME)
+HOST_UPDATE = _object(('state',), state=HOST_STATE)
+TENANT_ADD = _object(('tenant_id',), tenant_id=PROJECT_ID)
+ALLOCATION_RATIOS = dict(
+    _object(cpu_allocation_ratio=RATIO, ram_allocation_ratio=RATIO),
+    minProperties=1)
+
+# Queries: every value is a string, as it came in the URL.
+
+NO_QUERY = _object()
+PCLOUD_LIST_QUERY = _object(project_id=PROJECT_ID)
+HOST_LIST_QUERY = _object(state=HOST_STATE)

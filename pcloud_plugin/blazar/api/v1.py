@@ -1,0 +1,315 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The routes of the Pcloud API: a Flask blueprint for Blazar's v1 API.
+
+Blazar's app (blazar/api/v1/app.py) registers it from the
+``blazar.api.v1.extensions`` entry point ``pcloud.host`` when blazar.conf
+``[manager] plugins`` names ``pcloud.host``. keystonemiddleware has
+authenticated every request by then.
+
+Each view parses and checks its input here (JSON bodies of content type
+application/json, query strings, both against schemas.py), then calls
+handlers.API, and renders what it answers or the error it raised as
+JSON: {"error_code", "error_message", "error_name"} as Blazar does.
+Bad input is a 4xx; a 500 only ever means a bug, and says nothing more.
+"""
+
+import json
+
+from blazar.api.v1 import utils as blazar_utils
+from blazar import context as blazar_context
+import flask
+import jsonschema
+from jsonschema import exceptions as schema_exc
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+from werkzeug import exceptions as http_exc
+
+from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar.api import schemas
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+
+JSON = 'application/json'
+_MAX_MESSAGE = 300
+
+_api = handlers.API()
+_routes = []
+
+
+def route(method, rule, status=200, body=None, query=schemas.NO_QUERY):
+    """Declare a view: its method, rule, success status and schemas."""
+    def decorator(func):
+        _routes.append((method, rule, func, status, body, query))
+        return func
+    return decorator
+
+
+def get_rest():
+    """A new blueprint with every route (the entry point's target)."""
+    bp = flask.Blueprint('pcloud_v1', __name__, url_prefix='/v1')
+    bp.before_request(blazar_utils.set_api_version_request)
+    bp.after_request(blazar_utils.add_vary_header)
+    for method, rule, func, status, body, query in _routes:
+        bp.add_url_rule(rule, endpoint='%s_%s' % (func.__name__, method),
+                        view_func=_view(func, status, body, query),
+                        methods=[method])
+    return bp
+
+
+# Input.
+
+def _field(error, default):
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == 'required' and isinstance(error.instance, dict):
+        missing = [p for p in error.validator_value
+                   if p not in error.instance]
+        path.extend(missing[:1])
+    elif (error.validator == 'additionalProperties'
+            and isinstance(error.instance, dict)):
+        known = error.schema.get('properties', {})
+        extra = sorted(str(k) for k in error.instance if k not in known)
+        path.extend(extra[:1])
+    return '.'.join(path) or default
+
+
+def _validate(schema, data, default_field):
+    validator = jsonschema.Draft202012Validator(schema)
+    error = schema_exc.best_match(validator.iter_errors(data))
+    if error is not None:
+        reason = error.message
+        if len(reason) > _MAX_MESSAGE:
+            reason = reason[:_MAX_MESSAGE] + '...'
+        raise exception.SchemaViolation(
+            field=_field(error, default_field), reason=reason)
+    return data
+
+
+def _query(schema):
+    args = flask.request.args
+    query = {}
+    for key in args:
+        values = args.getlist(key)
+        if len(values) > 1:
+            raise exception.SchemaViolation(
+                field=key, reason='given more than once')
+        query[key] = values[0]
+    return _validate(schema, query, 'query')
+
+
+def _body(schema):
+    raw = flask.request.get_data(cache=True)
+    if not raw.strip():
+        raise exception.SchemaViolation(
+            field='body', reason='a JSON object is required')
+    mimetype = flask.request.mimetype
+    if mimetype != JSON:
+        raise exception.UnsupportedMediaType(content_type=mimetype or '',
+                                             use=JSON)
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise exception.SchemaViolation(field='body',
+                                        reason='nested too deeply')
+    except ValueError as e:
+        raise exception.SchemaViolation(field='body',
+                                        reason='malformed JSON: %s' % e)
+    return _validate(schema, data, 'body')
+
+
+def _context():
+    headers = flask.request.headers
+    try:
+        catalog = jsonutils.loads(headers.get('X-Service-Catalog') or '[]')
+    except ValueError:
+        catalog = []
+    return blazar_context.BlazarContext.from_environ(
+        flask.request.environ, service_catalog=catalog)
+
+
+# Output.
+
+def _render(status, result=None):
+    if status == 204:
+        return flask.Response(status=204)
+    return flask.Response(jsonutils.dump_as_bytes(result), status=status,
+                          mimetype=JSON)
+
+
+def _error(code, message, name):
+    return _render(code, {'error_code': code, 'error_message': message,
+                          'error_name': name})
+
+
+def _view(func, status, body_schema, query_schema):
+    def view(**path):
+        try:
+            kwargs = dict(path)
+            kwargs['query'] = _query(query_schema)
+            if body_schema is not None:
+                kwargs['body'] = _body(body_schema)
+            with _context() as ctx:
+                result = func(ctx, **kwargs)
+        except http_exc.HTTPException:
+            raise
+        except exception.NovaError as e:
+            LOG.warning('Pcloud API call failed: %s', e)
+            return _error(e.code, 'Nova refused or failed a call the '
+                          'request needed; see the service logs.',
+                          type(e).__name__)
+        except exception.PcloudException as e:
+            if e.code >= 500:
+                LOG.exception('Pcloud API call failed')
+                return _error(500, 'Internal Server Error',
+                              'InternalServerError')
+            return _error(e.code, e.message, type(e).__name__)
+        except Exception:
+            LOG.exception('Pcloud API call failed')
+            return _error(500, 'Internal Server Error', 'InternalServerError')
+        return _render(status, result)
+
+    view.__name__ = func.__name__
+    view.__doc__ = func.__doc__
+    return view
+
+
+# Host flavors and their pools (cloud admins; anyone may read flavors).
+
+HOST_FLAVORS = '/pcloud-host-flavors'
+HOST_FLAVOR = HOST_FLAVORS + '/<flavor_id>'
+POOL_HOSTS = HOST_FLAVOR + '/hosts'
+
+
+@route('GET', HOST_FLAVORS)
+def host_flavors_list(ctx, query):
+    return {'host_flavors': _api.list_host_flavors(ctx)}
+
+
+@route('POST', HOST_FLAVORS, 201, body=schemas.HOST_FLAVOR_CREATE)
+def host_flavors_create(ctx, query, body):
+    return {'host_flavor': _api.create_host_flavor(ctx, body)}
+
+
+@route('GET', HOST_FLAVOR)
+def host_flavors_show(ctx, query, flavor_id):
+    return {'host_flavor': _api.show_host_flavor(ctx, flavor_id)}
+
+
+@route('DELETE', HOST_FLAVOR, 204)
+def host_flavors_delete(ctx, query, flavor_id):
+    _api.delete_host_flavor(ctx, flavor_id)
+
+
+@route('GET', POOL_HOSTS)
+def pool_hosts_list(ctx, query, flavor_id):
+    return {'hosts': _api.list_pool_hosts(ctx, flavor_id)}
+
+
+@route('POST', POOL_HOSTS, 201, body=schemas.POOL_HOST_ADD)
+def pool_hosts_add(ctx, query, body, flavor_id):
+    return {'host': _api.add_pool_host(ctx, flavor_id, body['host'])}
+
+
+@route('DELETE', POOL_HOSTS + '/<host>', 204)
+def pool_hosts_remove(ctx, query, flavor_id, host):
+    _api.remove_pool_host(ctx, flavor_id, host)
+
+
+# Pclouds (their owners' members; readers read).
+
+PCLOUDS = '/pclouds'
+PCLOUD = PCLOUDS + '/<pcloud_id>'
+HOSTS = PCLOUD + '/hosts'
+HOST = HOSTS + '/<name>'
+TENANTS = PCLOUD + '/tenants'
+RATIOS = PCLOUD + '/allocation-ratios'
+
+
+@route('GET', PCLOUDS, query=schemas.PCLOUD_LIST_QUERY)
+def pclouds_list(ctx, query):
+    return {'pclouds': _api.list_pclouds(ctx, query.get('project_id'))}
+
+
+@route('POST', PCLOUDS, 201, body=schemas.PCLOUD_CREATE)
+def pclouds_create(ctx, query, body):
+    return {'pcloud': _api.create_pcloud(ctx, body['name'])}
+
+
+@route('GET', PCLOUD)
+def pclouds_show(ctx, query, pcloud_id):
+    return {'pcloud': _api.show_pcloud(ctx, pcloud_id)}
+
+
+@route('DELETE', PCLOUD, 204)
+def pclouds_delete(ctx, query, pcloud_id):
+    _api.delete_pcloud(ctx, pcloud_id)
+
+
+@route('GET', HOSTS, query=schemas.HOST_LIST_QUERY)
+def hosts_list(ctx, query, pcloud_id):
+    return {'hosts': _api.list_hosts(ctx, pcloud_id, query.get('state'))}
+
+
+@route('POST', HOSTS, 201, body=schemas.HOST_ALLOCATE)
+def hosts_allocate(ctx, query, body, pcloud_id):
+    return {'host': _api.allocate_host(ctx, pcloud_id, body)}
+
+
+@route('GET', HOST)
+def hosts_show(ctx, query, pcloud_id, name):
+    return {'host': _api.show_host(ctx, pcloud_id, name)}
+
+
+def _hosts_update(ctx, query, body, pcloud_id, name):
+    return {'host': _api.update_host(ctx, pcloud_id, name, body['state'])}
+
+
+route('PUT', HOST, body=schemas.HOST_UPDATE)(_hosts_update)
+route('PATCH', HOST, body=schemas.HOST_UPDATE)(_hosts_update)
+
+
+@route('DELETE', HOST, 204)
+def hosts_release(ctx, query, pcloud_id, name):
+    _api.release_host(ctx, pcloud_id, name)
+
+
+@route('GET', TENANTS)
+def tenants_list(ctx, query, pcloud_id):
+    return {'tenants': _api.list_tenants(ctx, pcloud_id)}
+
+
+@route('POST', TENANTS, 201, body=schemas.TENANT_ADD)
+def tenants_add(ctx, query, body, pcloud_id):
+    return {'tenants': _api.add_tenant(ctx, pcloud_id, body['tenant_id'])}
+
+
+@route('DELETE', TENANTS + '/<tenant_id>', 204)
+def tenants_remove(ctx, query, pcloud_id, tenant_id):
+    _api.remove_tenant(ctx, pcloud_id, tenant_id)
+
+
+@route('GET', RATIOS)
+def allocation_ratios_show(ctx, query, pcloud_id):
+    return {'allocation_ratios': _api.show_allocation_ratios(ctx, pcloud_id)}
+
+
+def _allocation_ratios_set(ctx, query, body, pcloud_id):
+    return {'allocation_ratios': _api.set_allocation_ratios(
+        ctx, pcloud_id, body)}
+
+
+route('PUT', RATIOS, body=schemas.ALLOCATION_RATIOS)(_allocation_ratios_set)
+route('PATCH', RATIOS, body=schemas.ALLOCATION_RATIOS)(
+    _allocation_ratios_set)

@@ -1,0 +1,190 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""A small client of the Pcloud API over a keystoneauth session."""
+
+from urllib import parse
+
+from keystoneauth1 import adapter
+from osc_lib import exceptions
+from oslo_utils import uuidutils
+
+SERVICE_TYPE = 'reservation'
+USER_AGENT = 'pcloud-osc'
+FLAVORS = 'pcloud-host-flavors'
+PCLOUDS = 'pclouds'
+RATIOS = 'allocation-ratios'
+
+
+def _path(*parts):
+    """A URL path of quoted parts."""
+    return ''.join('/' + parse.quote(str(p), safe='') for p in parts)
+
+
+def _v1(endpoint):
+    endpoint = endpoint.rstrip('/')
+    return endpoint if endpoint.endswith('/v1') else endpoint + '/v1'
+
+
+class PcloudError(exceptions.ClientException):
+    """The API refused a call; message is its error_message."""
+    http_status = 400
+    message = 'The Pcloud API refused the request'
+
+
+class Client(object):
+
+    def __init__(self, session, endpoint=None, region_name=None,
+                 interface=None):
+        if endpoint is None:
+            endpoint = session.get_endpoint(
+                service_type=SERVICE_TYPE, region_name=region_name,
+                interface=interface or 'public')
+        if not endpoint:
+            raise exceptions.EndpointNotFound(
+                'No %s endpoint in the catalog: the Pcloud API is served '
+                'by Blazar.' % SERVICE_TYPE)
+        self.endpoint = _v1(endpoint)
+        self._adapter = adapter.Adapter(
+            session, service_type=SERVICE_TYPE, region_name=region_name,
+            interface=interface, endpoint_override=self.endpoint,
+            user_agent=USER_AGENT)
+
+    def _request(self, method, path, body=None, params=None):
+        kwargs = {'raise_exc': False}
+        if body is not None:
+            kwargs['json'] = body
+        if params:
+            kwargs['params'] = params
+        resp = self._adapter.request(path, method, **kwargs)
+        if resp.status_code >= 400:
+            try:
+                message = resp.json()['error_message']
+            except (ValueError, KeyError, TypeError):
+                message = resp.text
+            raise PcloudError(resp.status_code, message)
+        if resp.status_code == 204 or not resp.content:
+            return None
+        return resp.json()
+
+    # Host flavors.
+
+    def list_host_flavors(self):
+        return self._request('GET', _path(FLAVORS))['host_flavors']
+
+    def show_host_flavor(self, flavor_id):
+        return self._request('GET', _path(FLAVORS, flavor_id))['host_flavor']
+
+    def create_host_flavor(self, flavor_id, units, description=None):
+        body = {'id': flavor_id, 'units': units}
+        if description is not None:
+            body['description'] = description
+        return self._request('POST', _path(FLAVORS), body)['host_flavor']
+
+    def delete_host_flavor(self, flavor_id):
+        self._request('DELETE', _path(FLAVORS, flavor_id))
+
+    def list_pool_hosts(self, flavor_id):
+        return self._request('GET', _path(FLAVORS, flavor_id, 'hosts'))[
+            'hosts']
+
+    def add_pool_host(self, flavor_id, host):
+        return self._request('POST', _path(FLAVORS, flavor_id, 'hosts'),
+                             {'host': host})['host']
+
+    def remove_pool_host(self, flavor_id, host):
+        self._request('DELETE', _path(FLAVORS, flavor_id, 'hosts', host))
+
+    # Pclouds.
+
+    def list_pclouds(self, project_id=None):
+        params = {'project_id': project_id} if project_id else None
+        return self._request('GET', _path(PCLOUDS), params=params)[
+            'pclouds']
+
+    def create_pcloud(self, name):
+        return self._request('POST', _path(PCLOUDS), {'name': name})[
+            'pcloud']
+
+    def show_pcloud(self, pcloud_id):
+        return self._request('GET', _path(PCLOUDS, pcloud_id))['pcloud']
+
+    def delete_pcloud(self, pcloud_id):
+        self._request('DELETE', _path(PCLOUDS, pcloud_id))
+
+    def find_pcloud(self, name_or_id):
+        """A pcloud's id from its id or its (unique) name."""
+        if uuidutils.is_uuid_like(name_or_id):
+            return name_or_id
+        found = [p['id'] for p in self.list_pclouds()
+                 if p['name'] == name_or_id]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise exceptions.CommandError(
+                'No pcloud with a name or id of %s.' % name_or_id)
+        raise exceptions.CommandError(
+            'More than one pcloud is named %s: give its id.' % name_or_id)
+
+    # The hosts of a pcloud.
+
+    def list_hosts(self, pcloud_id, state=None):
+        params = {'state': state} if state else None
+        return self._request('GET', _path(PCLOUDS, pcloud_id, 'hosts'),
+                             params=params)['hosts']
+
+    def show_host(self, pcloud_id, name):
+        return self._request('GET', _path(PCLOUDS, pcloud_id, 'hosts',
+                                          name))['host']
+
+    def allocate_host(self, pcloud_id, name, flavor_id,
+                      availability_zone=None):
+        body = {'name': name, 'flavor_id': flavor_id}
+        if availability_zone:
+            body['availability_zone'] = availability_zone
+        return self._request('POST', _path(PCLOUDS, pcloud_id, 'hosts'),
+                             body)['host']
+
+    def set_host_state(self, pcloud_id, name, state):
+        return self._request('PUT', _path(PCLOUDS, pcloud_id, 'hosts', name),
+                             {'state': state})['host']
+
+    def release_host(self, pcloud_id, name):
+        self._request('DELETE', _path(PCLOUDS, pcloud_id, 'hosts', name))
+
+    # Tenants and allocation ratios.
+
+    def list_tenants(self, pcloud_id):
+        return self._request('GET', _path(PCLOUDS, pcloud_id, 'tenants'))[
+            'tenants']
+
+    def add_tenant(self, pcloud_id, tenant_id):
+        return self._request('POST', _path(PCLOUDS, pcloud_id, 'tenants'),
+                             {'tenant_id': tenant_id})['tenants']
+
+    def remove_tenant(self, pcloud_id, tenant_id):
+        self._request('DELETE',
+                      _path(PCLOUDS, pcloud_id, 'tenants', tenant_id))
+
+    def show_allocation_ratios(self, pcloud_id):
+        return self._request('GET', _path(PCLOUDS, pcloud_id, RATIOS))[
+            'allocation_ratios']
+
+    def set_allocation_ratios(self, pcloud_id, cpu=None, ram=None):
+        body = {}
+        if cpu is not None:
+            body['cpu_allocation_ratio'] = cpu
+        if ram is not None:
+            body['ram_allocation_ratio'] = ram
+        return self._request('PUT', _path(PCLOUDS, pcloud_id, RATIOS),
+                             body)['allocation_ratios']

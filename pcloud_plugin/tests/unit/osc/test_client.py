@@ -1,0 +1,126 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The OSC plugin's client and hooks, without a server.
+
+(tests/functional/blazar/test_pcloud_osc.py runs the commands for real.)
+"""
+
+import argparse
+from unittest import mock
+
+from keystoneauth1 import adapter
+from osc_lib import exceptions
+
+from pcloud_plugin.osc import client as client_mod
+from pcloud_plugin.osc import plugin
+from pcloud_plugin.tests import base
+
+
+def _response(status, body=None, text=''):
+    resp = mock.Mock(status_code=status, text=text,
+                     content=b'x' if body is not None else b'')
+    resp.json.side_effect = ((lambda: body) if body is not None
+                             else ValueError('no JSON'))
+    return resp
+
+
+class ClientTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        patcher = mock.patch.object(adapter.Adapter, 'request')
+        self.request = patcher.start()
+        self.addCleanup(patcher.stop)
+        self.client = client_mod.Client(mock.Mock(),
+                                        endpoint='http://cloud:1234/')
+
+    def test_endpoint_gets_v1(self):
+        self.assertEqual('http://cloud:1234/v1', self.client.endpoint)
+        self.assertEqual('http://cloud/reservation/v1', client_mod.Client(
+            mock.Mock(), endpoint='http://cloud/reservation/v1/').endpoint)
+
+    def test_endpoint_from_catalog(self):
+        session = mock.Mock()
+        session.get_endpoint.return_value = 'http://cloud/reservation'
+        made = client_mod.Client(session, region_name='R',
+                                 interface='internal')
+        self.assertEqual('http://cloud/reservation/v1', made.endpoint)
+        session.get_endpoint.assert_called_once_with(
+            service_type='reservation', region_name='R',
+            interface='internal')
+        session.get_endpoint.return_value = None
+        self.assertRaises(exceptions.EndpointNotFound, client_mod.Client,
+                          session)
+
+    def test_paths_are_quoted(self):
+        self.request.return_value = _response(200, {'host': {}})
+        self.client.show_host('p', 'a/b c')
+        self.request.assert_called_once_with(
+            '/pclouds/p/hosts/a%2Fb%20c', 'GET', raise_exc=False)
+
+    def test_bodies_and_queries(self):
+        self.request.return_value = _response(201, {'host': {'name': 'h'}})
+        self.assertEqual({'name': 'h'}, self.client.allocate_host(
+            'p', 'h', 'big', availability_zone='az1'))
+        self.request.assert_called_with(
+            '/pclouds/p/hosts', 'POST', raise_exc=False,
+            json={'name': 'h', 'flavor_id': 'big',
+                  'availability_zone': 'az1'})
+        self.request.return_value = _response(200, {'pclouds': []})
+        self.client.list_pclouds('proj')
+        self.request.assert_called_with('/pclouds', 'GET', raise_exc=False,
+                                        params={'project_id': 'proj'})
+        self.request.return_value = _response(204)
+        self.assertIsNone(self.client.delete_pcloud('p'))
+
+    def test_errors(self):
+        self.request.return_value = _response(
+            409, {'error_code': 409, 'error_message': 'busy'})
+        error = self.assertRaises(client_mod.PcloudError,
+                                  self.client.release_host, 'p', 'h')
+        self.assertEqual(409, error.code)
+        self.assertEqual('busy (HTTP 409)', str(error))
+        self.request.return_value = _response(502, text='Bad gateway')
+        error = self.assertRaises(client_mod.PcloudError,
+                                  self.client.list_host_flavors)
+        self.assertEqual('Bad gateway (HTTP 502)', str(error))
+
+    def test_find_pcloud(self):
+        uuid = '2f1b7c8e-5a44-4d1e-9a3b-0c6f9e1d2a77'
+        self.assertEqual(uuid, self.client.find_pcloud(uuid))
+        self.request.return_value = _response(200, {'pclouds': [
+            {'id': 'id-1', 'name': 'a'}, {'id': 'id-2', 'name': 'b'},
+            {'id': 'id-3', 'name': 'b'}]})
+        self.assertEqual('id-1', self.client.find_pcloud('a'))
+        self.assertRaises(exceptions.CommandError, self.client.find_pcloud,
+                          'b')
+        self.assertRaises(exceptions.CommandError, self.client.find_pcloud,
+                          'c')
+
+
+class PluginTest(base.TestCase):
+
+    def test_option(self):
+        parser = plugin.build_option_parser(argparse.ArgumentParser())
+        self.assertEqual('1', parser.parse_args([]).os_pcloud_api_version)
+
+    def test_make_client(self):
+        instance = mock.Mock(region_name='R', interface='public',
+                             _api_version={'pcloud': '1'})
+        instance.get_endpoint_for_service_type.return_value = 'http://c/v1'
+        made = plugin.make_client(instance)
+        self.assertIsInstance(made, client_mod.Client)
+        self.assertEqual('http://c/v1', made.endpoint)
+        instance.get_endpoint_for_service_type.assert_called_once_with(
+            'reservation', region_name='R', interface='public')
