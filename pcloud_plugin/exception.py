@@ -210,3 +210,10 @@ class UnsupportedMediaType(PcloudException):
 class PolicyNotAuthorized(Forbidden):
     msg_fmt = 'Policy does not allow %(action)s to be performed.'
 
+
+# Whole-host leases (pcloud:host reservations).
+
+class HostBusy(Conflict):
+    """A whole-host claim met another consumer's claim on the host."""
+    msg_fmt = ('Host %(host)s is not free during %(window)s: %(consumer)s '
+               'holds part of it from %(start)s to %(end)s.')

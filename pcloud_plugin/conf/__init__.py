@@ -21,6 +21,7 @@ entry point (console script, plugin loaded by nova or blazar) sees them all.
 from oslo_config import cfg
 
 from pcloud_plugin.conf import database
+from pcloud_plugin.conf import host_reservation
 from pcloud_plugin.conf import instance_reservation
 from pcloud_plugin.conf import ledger
 from pcloud_plugin.conf import nova
@@ -30,6 +31,7 @@ from pcloud_plugin.conf import placement
 CONF = cfg.CONF
 
 database.register_opts(CONF)
+host_reservation.register_opts(CONF)
 instance_reservation.register_opts(CONF)
 ledger.register_opts(CONF)
 nova.register_opts(CONF)

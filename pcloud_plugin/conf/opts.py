@@ -15,13 +15,15 @@
 """Entry point for oslo-config-generator (oslo.config.opts)."""
 
 from pcloud_plugin.conf import database
+from pcloud_plugin.conf import host_reservation
 from pcloud_plugin.conf import instance_reservation
 from pcloud_plugin.conf import ledger
 from pcloud_plugin.conf import nova
 from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
-_MODULES = (database, instance_reservation, ledger, nova, pcloud, placement)
+_MODULES = (database, host_reservation, instance_reservation, ledger, nova,
+            pcloud, placement)
 
 
 def list_opts():

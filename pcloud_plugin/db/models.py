@@ -215,3 +215,62 @@ class InstanceReservationSlot(BASE):
     slots = sa.Column(sa.Integer, nullable=False)
     # Slots whose inventory Placement holds for the reservation's class.
     placed = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class HostReservation(BASE, models.TimestampMixin):
+    """A pcloud:host reservation: N whole hosts of a host flavor leased
+
+    into a pcloud. Its ledger claim (every class of every provider of each
+    host's tree, in full) has the reservation id as consumer.
+    """
+    __tablename__ = 'pcloud_host_reservations'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'reservation_id',
+            name='uniq_pcloud_host_reservations0reservation_id'),
+        sa.Index('pcloud_host_reservations_lease_id_idx', 'lease_id'),
+        sa.Index('pcloud_host_reservations_state_idx', 'state'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    reservation_id = sa.Column(sa.String(36), nullable=False)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    pcloud_id = sa.Column(sa.String(36), nullable=False)
+    host_flavor = sa.Column(sa.String(64), nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    required_traits = sa.Column(sa.Text, nullable=True)
+    # IMMEDIATE, SCHEDULE or BEST-EFFORT (seeds/001).
+    lease_type = sa.Column(sa.String(16), nullable=False)
+    # BEST-EFFORT only: minutes to wait, and the moment waiting ends.
+    timeout = sa.Column(sa.Integer, nullable=True)
+    deadline = sa.Column(sa.DateTime, nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=False)
+    end_time = sa.Column(sa.DateTime, nullable=False)
+    # INACTIVE, IN-PROGRESS, ACTIVE, TIMEDOUT or ENDED.
+    state = sa.Column(sa.String(16), nullable=False)
+    # The per-reservation Nova aggregate holding filter_lease_id.
+    aggregate_id = sa.Column(sa.Integer, nullable=True)
+
+
+class HostReservationHost(BASE):
+    """One host a pcloud:host reservation holds."""
+    __tablename__ = 'pcloud_host_reservation_hosts'
+    __table_args__ = (
+        sa.Index('pcloud_host_reservation_hosts_host_idx', 'host_uuid'),
+    )
+
+    reservation_id = sa.Column(
+        sa.String(36),
+        sa.ForeignKey('pcloud_host_reservations.reservation_id'),
+        primary_key=True)
+    # The host's root provider in the ledger (its compute node).
+    host_uuid = sa.Column(sa.String(36), primary_key=True)
+    # Its hypervisor_hostname, and Nova's service host (aggregates).
+    host_name = sa.Column(sa.Unicode(200), nullable=False)
+    service_host = sa.Column(sa.Unicode(255), nullable=False)
+    # The host's name in the pcloud (pcloud:host:<name>).
+    name = sa.Column(sa.String(64), nullable=False)
+    # Whether it is in the pcloud's aggregate now.
+    joined = sa.Column(sa.Boolean, nullable=False, default=False)

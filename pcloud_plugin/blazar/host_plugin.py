@@ -1,0 +1,991 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""pcloud:host reservations: whole hosts leased into a pcloud (seeds/001).
+
+Enabled in blazar.conf (the same name enables the Pcloud API extension)::
+
+    [manager]
+    plugins = pcloud.host
+
+A reservation asks for ``amount`` hosts of host flavor ``host_flavor``
+(seeds/000) for the pcloud ``pcloud_id`` during the lease, optionally in
+``availability_zone`` and with ``required_traits`` (Placement's syntax:
+``HW_CPU_X86_AVX2,!CUSTOM_SLOW`` or ``in:CUSTOM_A,CUSTOM_B``; a list of
+such strings is several ``required`` parameters). ``lease_type`` is one
+of seeds/001's terms:
+
+IMMEDIATE
+    the lease starts now; admitted now or refused.
+SCHEDULE (the default)
+    admitted for its window or refused; INACTIVE until it starts.
+BEST-EFFORT
+    admitted if it can be; if not it waits IN-PROGRESS, its hosts taken
+    as soon as they are free (checked whenever a pcloud:host reservation
+    starts or ends, every [pcloud_host] retry_interval, and by
+    retry_waiting()), until ``timeout`` minutes after the lease starts,
+    when it is TIMEDOUT.
+
+A host is eligible when it is in the host flavor's pool, in no pcloud
+except through a lease, in the availability zone, and has the traits on
+some provider of its tree. Admission claims each picked host whole in the
+ledger (every class of every provider of its tree, in full) with the
+reservation id as consumer, so leases, instance reservations and anything
+else claimed there never overlap a leased host.
+
+At start the hosts join the pcloud's aggregate, named and enabled there as
+seeds/000 names hosts, and a per-reservation aggregate
+``pcloud-lease:<reservation id>`` with ``filter_lease_id=<lease id>``
+(seeds/001). At end they are disabled, leave both and the claim is
+released; their instances keep running, but nothing new is scheduled on
+them.
+
+The state of each reservation is in the ledger's pcloud_host_reservations
+table (INACTIVE, IN-PROGRESS, ACTIVE, TIMEDOUT, ENDED) and in Blazar's
+reservation: pending before start, active after, with missing_resources
+set while it waits for hosts, and error once TIMEDOUT. Each state entered
+is a usage notification ``pcloud.host_reservation.<state>``.
+"""
+
+import collections
+import datetime
+
+from blazar import context as blazar_context
+from blazar.db import api as blazar_db
+from blazar.manager import exceptions as mgr_exc
+from blazar.plugins import base
+from blazar import status
+from novaclient import exceptions as nova_exc
+from oslo_log import log as logging
+from oslo_utils import strutils
+from oslo_utils import timeutils
+
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin import conf
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin import exception
+from pcloud_plugin.notifications import usage
+from pcloud_plugin.pcloud import aggregates as codec
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+RESOURCE_TYPE = 'pcloud:host'
+QUERY_TYPE_ALLOCATION = 'allocation'
+
+IMMEDIATE = 'IMMEDIATE'
+SCHEDULE = 'SCHEDULE'
+BEST_EFFORT = 'BEST-EFFORT'
+LEASE_TYPES = (IMMEDIATE, SCHEDULE, BEST_EFFORT)
+
+REQUIRED = ('amount', 'host_flavor', 'pcloud_id')
+OPTIONAL = {'availability_zone': None, 'required_traits': None,
+            'lease_type': SCHEDULE, 'timeout': None}
+PARAMS = REQUIRED + tuple(OPTIONAL)
+
+AGGREGATE_PREFIX = 'pcloud-lease:'
+FILTER_KEY = 'filter_lease_id'
+RESERVATION_KEY = 'pcloud:reservation_id'
+
+PUBLISHER = 'pcloud.host-reservation'
+EVENT_PREFIX = 'pcloud.host_reservation.'
+_LOST_RACE = (exception.HostBusy, exception.ConcurrentUpdateDetected)
+_NONE = ('', 'none', 'null')
+
+
+def event_type(state):
+    """pcloud.host_reservation.<state>, e.g. ...in_progress."""
+    return EVENT_PREFIX + state.lower().replace('-', '_')
+
+
+# --- parameters ------------------------------------------------------------
+
+def _malformed(field, reason):
+    return mgr_exc.MalformedParameter(param='%s (%s)' % (field, reason))
+
+
+def _int(value, field, minimum):
+    try:
+        return strutils.validate_integer(value, field, minimum, 2 ** 31 - 1)
+    except ValueError as e:
+        raise _malformed(field, e)
+
+
+def _traits_text(value):
+    if isinstance(value, (list, tuple)):
+        return '&'.join(value)
+    return value
+
+
+def _traits(text):
+    """Parsed required_traits as stored ('&' joins several groups)."""
+    if not text:
+        return [], set()
+    return host_windows.parse_traits(text.split('&'))
+
+
+def _parse_terms(merged):
+    """amount, host_flavor, availability_zone and required_traits."""
+    params = {'amount': _int(merged['amount'], 'amount', 1)}
+    try:
+        params['host_flavor'] = codec.validate_flavor_id(
+            merged['host_flavor'])
+    except exception.InvalidField as e:
+        raise _malformed('host_flavor', e.kwargs['reason'])
+    az = merged['availability_zone']
+    if az is None or (isinstance(az, str) and az.strip().lower() in _NONE):
+        params['availability_zone'] = None
+    else:
+        try:
+            params['availability_zone'] = codec.validate_text(
+                'availability_zone', az)
+        except exception.InvalidField as e:
+            raise _malformed('availability_zone', e.kwargs['reason'])
+    traits = _traits_text(merged['required_traits']) or None
+    if traits is not None and not isinstance(traits, str):
+        raise _malformed('required_traits', 'a string or a list of strings')
+    try:
+        _traits(traits)
+    except exception.Invalid as e:
+        raise _malformed('required_traits', e.message)
+    params['required_traits'] = traits
+    return params
+
+
+def parse_params(values, current=None):
+    """The reservation parameters of values, validated, each error naming
+
+    its field; those missing come from ``current`` (an update), or their
+    default, or are an error.
+    """
+    missing = [p for p in REQUIRED if p not in values
+               and (current is None or p not in current)]
+    if missing:
+        raise mgr_exc.MissingParameter(param=','.join(missing))
+    merged = dict(OPTIONAL)
+    merged.update((p, current[p]) for p in PARAMS
+                  if current is not None and p in current)
+    merged.update((p, values[p]) for p in PARAMS if p in values)
+    params = _parse_terms(merged)
+    try:
+        params['pcloud_id'] = codec.validate_pcloud_id(merged['pcloud_id'])
+    except exception.InvalidField as e:
+        raise _malformed('pcloud_id', e.kwargs['reason'])
+    lease_type = merged['lease_type']
+    lease_type = (lease_type.strip().upper().replace('_', '-')
+                  if isinstance(lease_type, str) else lease_type)
+    if lease_type not in LEASE_TYPES:
+        raise _malformed('lease_type', 'one of %s, got %r'
+                         % (', '.join(LEASE_TYPES), merged['lease_type']))
+    params['lease_type'] = lease_type
+    timeout = merged['timeout']
+    if lease_type != BEST_EFFORT and 'timeout' not in values:
+        timeout = None  # left from a BEST-EFFORT lease being updated
+    if timeout is not None and not (isinstance(timeout, str)
+                                    and timeout.lower() in _NONE):
+        if lease_type != BEST_EFFORT:
+            raise _malformed('timeout', 'only a BEST-EFFORT lease waits')
+        params['timeout'] = _int(timeout, 'timeout', 1)
+    elif lease_type == BEST_EFFORT:
+        params['timeout'] = CONF.pcloud_host.best_effort_timeout
+    else:
+        params['timeout'] = None
+    return params
+
+
+def _params_of(row):
+    return {p: row[p] for p in PARAMS}
+
+
+def _deadline(params, start):
+    if params['lease_type'] != BEST_EFFORT:
+        return None
+    return start + datetime.timedelta(minutes=params['timeout'])
+
+
+# --- what Nova's aggregates say about hosts --------------------------------
+
+class Pools:
+    """Host flavor pools and pclouds, from one list of Nova's aggregates
+
+    (seeds/000's names and metadata).
+    """
+
+    def __init__(self, aggregates, default_az):
+        self.pools = {}
+        self.pclouds = {}
+        self.node_of = {}
+        self.holders = collections.defaultdict(list)
+        self._az = {}
+        self.default_az = default_az
+        for agg in aggregates:
+            md = getattr(agg, 'metadata', None) or {}
+            hosts = getattr(agg, 'hosts', None) or ()
+            if codec.is_pool(md):
+                self.pools[md.get(codec.FLAVOR_ID)] = agg
+                self.node_of.update(codec.pool_nodes(md))
+            elif codec.is_pcloud(md):
+                pcloud_id = md.get(codec.ID)
+                if pcloud_id:
+                    self.pclouds[pcloud_id] = agg
+                for host in hosts:
+                    self.holders[host].append(pcloud_id or agg.name)
+            zone = getattr(agg, 'availability_zone', None)
+            if zone:
+                for host in hosts:
+                    self._az[host] = zone
+
+    def az_of(self, host):
+        return self._az.get(host, self.default_az)
+
+
+def eligible_hosts(forest, pools, params, leased):
+    """Hosts a reservation may use, in name order:
+
+    [{'host_uuid', 'host_name', 'service_host'}]. ``leased``: service
+    hosts in a pcloud through a lease (others in a pcloud are its own).
+    """
+    pool = pools.pools.get(params['host_flavor'])
+    if pool is None:
+        raise _malformed('host_flavor',
+                         'no host flavor %s' % params['host_flavor'])
+    roots = {p.name: p.uuid for p in forest if p.parent_uuid is None}
+    found = {}
+    for host in getattr(pool, 'hosts', None) or ():
+        if pools.holders.get(host) and host not in leased:
+            continue
+        zone = params['availability_zone']
+        if zone is not None and pools.az_of(host) != zone:
+            continue
+        node = pools.node_of.get(host, host)
+        if node in roots:
+            found[roots[node]] = (node, host)
+    required, forbidden = _traits(params['required_traits'])
+    return [{'host_uuid': root, 'host_name': found[root][0],
+             'service_host': found[root][1]}
+            for root in host_windows.qualifying(forest, found, required,
+                                                forbidden)]
+
+
+def _describe(params):
+    where = []
+    if params['availability_zone']:
+        where.append('in availability zone %s' % params['availability_zone'])
+    if params['required_traits']:
+        where.append('with traits %s' % params['required_traits'])
+    return '%d host(s) of host flavor %s%s' % (
+        params['amount'], params['host_flavor'],
+        ''.join(' ' + w for w in where))
+
+
+def _moment(value):
+    return value.isoformat() if value is not None else None
+
+
+def payload(row, previous=None):
+    """The event body of a reservation record (host_reservations.get).
+
+    Hosts are given by their names in the pcloud only (seeds/000: users
+    never learn the real host names).
+    """
+    return {
+        'reservation_id': row['reservation_id'],
+        'lease_id': row['lease_id'],
+        'project_id': row['project_id'],
+        'resource_type': RESOURCE_TYPE,
+        'pcloud_id': row['pcloud_id'],
+        'host_flavor': row['host_flavor'],
+        'amount': row['amount'],
+        'lease_type': row['lease_type'],
+        'state': row['state'],
+        'previous_state': previous,
+        'start': _moment(row['start_time']),
+        'end': _moment(row['end_time']),
+        'deadline': _moment(row['deadline']),
+        'at': timeutils.utcnow().isoformat(),
+        'hosts': [h['name'] for h in row['hosts']],
+    }
+
+
+class HostUsageNotifier(usage.UsageNotifier):
+    """Usage events of pcloud:host reservations, one per state entered."""
+
+    def __init__(self, conf_, **kwargs):
+        kwargs.setdefault('publisher_id', PUBLISHER)
+        super().__init__(conf_, **kwargs)
+
+    def state_entered(self, row, previous=None):
+        self._send({'project_id': row['project_id']},
+                   event_type(row['state']), payload(row, previous))
+
+
+def find_earliest_window(context, forest, pools, params, duration,
+                         not_before=None, latest_start=None):
+    """The earliest window of ``duration`` in which the reservation of
+
+    ``params`` (amount, host_flavor, availability_zone, required_traits)
+    would be admitted, from the ledger: {'start', 'end', 'amount'}, or
+    None if no such window starts by latest_start (or at all).
+    """
+    leased = host_db.joined_service_hosts(context)
+    hosts = eligible_hosts(forest, pools, params, leased)
+    not_before = (not_before or timeutils.utcnow()).replace(microsecond=0)
+    order = [h['host_uuid'] for h in hosts]
+    busy = host_db.busy_intervals(context, order, not_before)
+    found = host_windows.earliest_window(
+        busy, params['amount'], duration, not_before,
+        latest_start=latest_start, order=order)
+    if found is None:
+        return None
+    start, end, _roots = found
+    return {'start': start, 'end': end, 'amount': params['amount']}
+
+
+class PcloudHostPlugin(base.BasePlugin):
+    """Whole hosts of a host flavor leased into a pcloud."""
+
+    resource_type = RESOURCE_TYPE
+    title = 'pcloud host plugin'
+    description = ('Whole hosts of a host flavor leased into a pcloud: '
+                   'IMMEDIATE, SCHEDULE or BEST-EFFORT (seeds/001), '
+                   'booked on the pcloud capacity ledger.')
+    query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
+
+    def __init__(self):
+        super().__init__()
+        self.monitor = (RetryMonitor(self)
+                        if CONF.pcloud_host.retry_interval else None)
+        self.notifier = HostUsageNotifier(CONF)
+        self._nova = None
+
+    # --- helpers ---------------------------------------------------------
+
+    def nova(self):
+        if self._nova is None:
+            self._nova = nova_client.get_client()
+        return self._nova
+
+    @staticmethod
+    def _ctx():
+        return context_mod.get_admin_context()
+
+    def pools(self):
+        return Pools(self.nova().aggregates.list(),
+                     CONF.pcloud.default_availability_zone)
+
+    @staticmethod
+    def _project_id(values):
+        project_id = blazar_context.current().project_id
+        if not project_id and values.get('lease_id'):
+            project_id = blazar_db.lease_get(values['lease_id'])[
+                'project_id']
+        return project_id
+
+    @staticmethod
+    def _check_pcloud(pools, pcloud_id, project_id):
+        agg = pools.pclouds.get(pcloud_id)
+        # Others' pclouds do not exist, as far as a user can tell.
+        if agg is None or codec.Pcloud(agg.metadata).owner != project_id:
+            raise _malformed('pcloud_id', 'no pcloud %s of project %s'
+                             % (pcloud_id, project_id))
+        return agg
+
+    @staticmethod
+    def _check_type(params, start, now=None):
+        if params['lease_type'] == IMMEDIATE:
+            now = now or timeutils.utcnow()
+            latest = now + datetime.timedelta(
+                seconds=CONF.pcloud_host.immediate_tolerance)
+            if start > latest:
+                raise _malformed('lease_type', 'an IMMEDIATE lease starts '
+                                 'now, not at %s: use SCHEDULE' % start)
+
+    def _blazar_status(self, reservation_id, **values):
+        try:
+            blazar_db.reservation_update(reservation_id, values)
+        except Exception:
+            LOG.exception('Could not record %s on Blazar reservation %s',
+                          values, reservation_id)
+
+    def _notify(self, reservation_id, previous):
+        row = host_db.get(self._ctx(), reservation_id)
+        self.notifier.state_entered(row, previous)
+        return row
+
+    # --- admission -------------------------------------------------------
+
+    def _pick(self, params, start, end, exclude=None):
+        """(hosts, None) free for the window, or (None, why not)."""
+        ctx = self._ctx()
+        pools = self.pools()
+        forest = db_api.load_forest(ctx)
+        hosts = eligible_hosts(forest, pools, params,
+                               host_db.joined_service_hosts(ctx))
+        roots = [h['host_uuid'] for h in hosts]
+        busy = host_db.busy_intervals(ctx, roots, start, before=end,
+                                      exclude_consumer=exclude)
+        free = [h for h in hosts
+                if host_windows.is_free(busy[h['host_uuid']], start, end)]
+        if len(free) >= params['amount']:
+            return free[:params['amount']], None
+        why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
+               'hosts are free then.'
+               % (_describe(params), start, end, len(free), len(hosts)))
+        if len(hosts) >= params['amount']:
+            later = host_windows.earliest_window(
+                host_db.busy_intervals(ctx, roots, start,
+                                       exclude_consumer=exclude),
+                params['amount'], end - start, start, order=roots)
+            if later:
+                why += (' The earliest window of this length with %d free '
+                        'starts at %s.' % (params['amount'], later[0]))
+        return None, why
+
+    def _admit(self, reservation_id, params, start, end, replace=False):
+        """Pick hosts and claim them whole; their records, named.
+
+        A claim that lost the hosts to a concurrent lease picks again from
+        a fresh read. Raises NotEnoughHostsAvailable.
+        """
+        last = None
+        for _attempt in range(CONF.pcloud_host.admission_retries + 1):
+            hosts, why = self._pick(params, start, end,
+                                    exclude=reservation_id)
+            if hosts is None:
+                raise mgr_exc.NotEnoughHostsAvailable(why)
+            try:
+                host_db.claim_hosts(self._ctx(), reservation_id,
+                                    [h['host_uuid'] for h in hosts],
+                                    start, end, replace=replace)
+            except _LOST_RACE as e:
+                LOG.debug('Claim of %s lost a race: %s', reservation_id, e)
+                last = e
+                continue
+            for n, host in enumerate(hosts, 1):
+                host['name'] = 'lease-%s-%d' % (reservation_id[:8], n)
+            return hosts
+        LOG.info('Reservation %s lost every race; last: %s',
+                 reservation_id, last)
+        raise mgr_exc.NotEnoughHostsAvailable(
+            'Cannot reserve %s from %s to %s: concurrent leases kept taking '
+            'the hosts picked.' % (_describe(params), start, end))
+
+    def allocation_candidates(self, values):
+        """The hosts (root provider uuids) the reservation would take.
+
+        A BEST-EFFORT one that cannot be met now answers what is free.
+        """
+        reservation_id = values.get('id')
+        if reservation_id:
+            try:
+                row = host_db.get(self._ctx(), reservation_id)
+            except host_db.HostReservationNotFound:
+                pass
+            else:
+                return [h['host_uuid'] for h in row['hosts']]
+        params = parse_params(values)
+        start, end = values['start_date'], values['end_date']
+        self._check_type(params, start)
+        self._check_pcloud(self.pools(), params['pcloud_id'],
+                           self._project_id(values))
+        hosts, why = self._pick(params, start, end)
+        if hosts is None:
+            if params['lease_type'] != BEST_EFFORT:
+                raise mgr_exc.NotEnoughHostsAvailable(why)
+            return []
+        return [h['host_uuid'] for h in hosts]
+
+    def reserve_resource(self, reservation_id, values):
+        params = parse_params(values)
+        start, end = values['start_date'], values['end_date']
+        now = timeutils.utcnow().replace(microsecond=0)
+        self._check_type(params, start, now)
+        project_id = self._project_id(values)
+        self._check_pcloud(self.pools(), params['pcloud_id'], project_id)
+        try:
+            hosts = self._admit(reservation_id, params, start, end)
+            state = host_db.INACTIVE
+        except mgr_exc.NotEnoughHostsAvailable as e:
+            if params['lease_type'] != BEST_EFFORT:
+                raise
+            LOG.info('BEST-EFFORT reservation %s waits: %s',
+                     reservation_id, e)
+            hosts, state = [], host_db.IN_PROGRESS
+        try:
+            host_db.create(self._ctx(), reservation_id, dict(
+                params, lease_id=values['lease_id'], project_id=project_id,
+                start_time=start, end_time=end, state=state,
+                deadline=_deadline(params, start)), hosts)
+        except Exception:
+            db_api.release(self._ctx(), reservation_id)
+            raise
+        if state == host_db.IN_PROGRESS:
+            self._blazar_status(reservation_id, missing_resources=True)
+        self._notify(reservation_id, None)
+        return reservation_id
+
+    # --- waiting (BEST-EFFORT) -------------------------------------------
+
+    def _timed_out(self, row, now):
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        host_db.update(ctx, rid, state=host_db.TIMEDOUT)
+        LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
+                 row['deadline'])
+        if now >= row['start_time']:
+            self._blazar_status(rid, status=status.reservation.ERROR)
+        self._notify(rid, row['state'])
+
+    def _try_waiting(self, row, started):
+        """Take the hosts of a waiting reservation if they are free now.
+
+        Returns its new state.
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        now = timeutils.utcnow().replace(microsecond=0)
+        if row['deadline'] is not None and now >= row['deadline']:
+            self._timed_out(row, now)
+            return host_db.TIMEDOUT
+        start = max(row['start_time'], now)
+        if start >= row['end_time']:
+            return row['state']
+        params = _params_of(row)
+        try:
+            hosts = self._admit(rid, params, start, row['end_time'])
+        except mgr_exc.NotEnoughHostsAvailable as e:
+            LOG.debug('Reservation %s still waits: %s', rid, e)
+            return row['state']
+        host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
+        self._blazar_status(rid, missing_resources=False)
+        if started:
+            return self._activate(host_db.get(ctx, rid),
+                                  previous=row['state'])
+        self._notify(rid, row['state'])
+        return host_db.INACTIVE
+
+    def retry_waiting(self, skip=None):
+        """Give the waiting (IN-PROGRESS) reservations, oldest first, the
+
+        hosts that are free now; time out those past their deadline.
+        Returns {reservation id: new state} of those checked.
+        """
+        result = {}
+        for row in host_db.list_reservations(
+                self._ctx(), states=[host_db.IN_PROGRESS]):
+            rid = row['reservation_id']
+            if rid == skip:
+                continue
+            try:
+                started = (blazar_db.reservation_get(rid)['status'] ==
+                           status.reservation.ACTIVE)
+                result[rid] = self._try_waiting(row, started)
+            except Exception:
+                LOG.exception('Could not check waiting reservation %s', rid)
+        return result
+
+    # --- live migration (optional) ----------------------------------------
+
+    def _vacate_needed(self, hosts, row):
+        """With [pcloud_host] live_migrate_others, move other projects'
+
+        instances off the hosts picked, once it is known that hosts
+        outside every pool and pcloud can take them all. True when the
+        hosts cannot be had now (the instances stay where they are).
+        """
+        if not CONF.pcloud_host.live_migrate_others:
+            return False
+        nova = self.nova()
+        pools = self.pools()
+        tenants = codec.Pcloud(
+            pools.pclouds[row['pcloud_id']].metadata).tenants
+        others = []
+        for host in hosts:
+            servers = nova.servers.list(search_opts={
+                'all_tenants': True, 'host': host['service_host']})
+            others.extend(s for s in servers
+                          if getattr(s, 'tenant_id', None) not in tenants)
+        if not others:
+            return False
+        if not self._targets_exist(pools, others):
+            LOG.info('Reservation %s: no room elsewhere for the %d '
+                     'instance(s) of other projects on its hosts',
+                     row['reservation_id'], len(others))
+            return True
+        for server in others:
+            LOG.info('Reservation %s: live-migrating instance %s',
+                     row['reservation_id'], server.id)
+            nova.servers.live_migrate(server, None, 'auto')
+        return False
+
+    def _targets_exist(self, pools, servers):
+        """Whether the instances fit, first fit by size, on hosts outside
+
+        every pool and pcloud, as the ledger sees their free capacity now.
+        """
+        forest = db_api.load_forest(self._ctx())
+        excluded = set(pools.holders)
+        for agg in pools.pools.values():
+            excluded.update(getattr(agg, 'hosts', None) or ())
+            excluded.update(codec.pool_nodes(agg.metadata).values())
+        room = {}
+        for provider in forest:
+            if provider.parent_uuid is None and \
+                    provider.name not in excluded:
+                room[provider.uuid] = {
+                    rc: sum(forest[u].free(rc)
+                            for u in forest.tree_of(provider.uuid))
+                    for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')}
+
+        def size(server):
+            flavor = getattr(server, 'flavor', None) or {}
+            return {'VCPU': flavor.get('vcpus', 0),
+                    'MEMORY_MB': flavor.get('ram', 0),
+                    'DISK_GB': flavor.get('disk', 0)}
+
+        for server in sorted(servers, key=lambda s: -size(s)['MEMORY_MB']):
+            need = size(server)
+            for free in room.values():
+                if all(free[rc] >= n for rc, n in need.items()):
+                    for rc, n in need.items():
+                        free[rc] -= n
+                    break
+            else:
+                return False
+        return True
+
+    # --- lifecycle -------------------------------------------------------
+
+    def _lease_aggregate(self, row):
+        if row['aggregate_id']:
+            return row['aggregate_id']
+        nova_objects = resources.NovaObjects(self.nova())
+        aggregate_id = nova_objects.create_aggregate(
+            AGGREGATE_PREFIX + row['reservation_id'],
+            {FILTER_KEY: row['lease_id'],
+             RESERVATION_KEY: row['reservation_id']})
+        host_db.update(self._ctx(), row['reservation_id'],
+                       aggregate_id=aggregate_id)
+        row['aggregate_id'] = aggregate_id
+        return aggregate_id
+
+    def _join(self, row):
+        """Put the hosts in the pcloud (named, enabled) and the lease's
+
+        aggregate; each host is recorded as it joins.
+        """
+        nova = self.nova()
+        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        if pcloud is None:
+            raise exception.PcloudNotFound(pcloud_id=row['pcloud_id'])
+        lease_agg = self._lease_aggregate(row)
+        for host in row['hosts']:
+            if not host['joined']:
+                # The names first, so the pcloud knows the host as it
+                # joins; forgotten again if it cannot join.
+                names = {codec.host_key(host['name']): host['host_name'],
+                         codec.host_state_key(host['host_name']):
+                             codec.ENABLED}
+                nova.aggregates.set_metadata(pcloud.id, names)
+                try:
+                    self._add_host(pcloud.id, host['service_host'])
+                except Exception:
+                    try:
+                        nova.aggregates.set_metadata(
+                            pcloud.id, dict.fromkeys(names))
+                    except Exception:
+                        LOG.exception('Could not forget host %s in pcloud '
+                                      '%s', host['name'], row['pcloud_id'])
+                    raise
+                host_db.set_joined(self._ctx(), row['reservation_id'],
+                                   host['host_uuid'], True)
+                host['joined'] = True
+            self._add_host(lease_agg, host['service_host'])
+
+    def _add_host(self, aggregate_id, host):
+        try:
+            self.nova().aggregates.add_host(aggregate_id, host)
+        except nova_exc.Conflict:
+            pass  # already a member
+
+    def _leave(self, row):
+        """Disable the hosts, take them out of the pcloud and delete the
+
+        lease's aggregate. True when all is done; what failed is retried
+        by sweep(). Their instances keep running.
+        """
+        nova = self.nova()
+        done = True
+        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        for host in row['hosts']:
+            if not host['joined']:
+                continue
+            try:
+                if pcloud is not None:
+                    nova.aggregates.set_metadata(pcloud.id, {
+                        codec.host_state_key(host['host_name']):
+                            codec.DISABLED})
+                    try:
+                        nova.aggregates.remove_host(pcloud.id,
+                                                    host['service_host'])
+                    except nova_exc.NotFound:
+                        pass
+                    nova.aggregates.set_metadata(pcloud.id, {
+                        codec.host_key(host['name']): None,
+                        codec.host_state_key(host['host_name']): None})
+                host_db.set_joined(self._ctx(), row['reservation_id'],
+                                   host['host_uuid'], False)
+                host['joined'] = False
+            except Exception:
+                LOG.exception('Could not take host %s of reservation %s out '
+                              'of pcloud %s', host['name'],
+                              row['reservation_id'], row['pcloud_id'])
+                done = False
+        if row['aggregate_id']:
+            try:
+                resources.NovaObjects(nova).delete_aggregate(
+                    row['aggregate_id'])
+                host_db.update(self._ctx(), row['reservation_id'],
+                               aggregate_id=None)
+            except Exception:
+                LOG.exception('Could not delete aggregate %s of reservation '
+                              '%s', row['aggregate_id'],
+                              row['reservation_id'])
+                done = False
+        return done
+
+    def _activate(self, row, previous=None):
+        """Put the hosts in the pcloud; returns the new state."""
+        rid = row['reservation_id']
+        ctx = self._ctx()
+        if (row['lease_type'] == BEST_EFFORT
+                and self._vacate_needed(row['hosts'], row)):
+            # Its hosts cannot be emptied now: wait for others.
+            db_api.release(ctx, rid)
+            host_db.update(ctx, rid, hosts=[], state=host_db.IN_PROGRESS)
+            self._blazar_status(rid, missing_resources=True)
+            if (previous or row['state']) != host_db.IN_PROGRESS:
+                self._notify(rid, previous or row['state'])
+            return host_db.IN_PROGRESS
+        try:
+            self._join(row)
+        except Exception as e:
+            LOG.exception('Starting reservation %s failed; undoing it', rid)
+            self._leave(host_db.get(ctx, rid))
+            raise mgr_exc.EventError(
+                error='Nova failed while starting host reservation %s: %s'
+                      % (rid, e))
+        host_db.update(ctx, rid, state=host_db.ACTIVE)
+        self._blazar_status(rid, missing_resources=False)
+        self._notify(rid, previous or row['state'])
+        return host_db.ACTIVE
+
+    def _row(self, resource_id):
+        try:
+            return host_db.get(self._ctx(), resource_id)
+        except host_db.HostReservationNotFound as e:
+            raise mgr_exc.EventError(error=e.message)
+
+    def on_start(self, resource_id):
+        row = self._row(resource_id)
+        if row['state'] == host_db.INACTIVE:
+            self._activate(row)
+        elif row['state'] == host_db.IN_PROGRESS:
+            if self._try_waiting(row, True) == host_db.TIMEDOUT:
+                raise mgr_exc.EventError(
+                    error='BEST-EFFORT reservation %s timed out'
+                    % resource_id)
+        else:
+            raise mgr_exc.EventError(
+                error='Host reservation %s cannot start from %s'
+                % (resource_id, row['state']))
+
+    def on_end(self, resource_id):
+        ctx = self._ctx()
+        try:
+            row = host_db.get(ctx, resource_id)
+        except host_db.HostReservationNotFound:
+            LOG.info('Host reservation %s is already gone', resource_id)
+            return
+        if row['state'] == host_db.ENDED:
+            return
+        self._leave(row)
+        db_api.release(ctx, resource_id)
+        host_db.update(ctx, resource_id, state=host_db.ENDED)
+        self._notify(resource_id, row['state'])
+        # Hosts may have come free for those waiting.
+        self.retry_waiting()
+
+    def sweep(self):
+        """Retry taking out of pclouds the hosts of ended reservations."""
+        for row in host_db.list_reservations(self._ctx(),
+                                             states=[host_db.ENDED]):
+            if any(h['joined'] for h in row['hosts']) or \
+                    row['aggregate_id']:
+                self._leave(row)
+
+    # --- updates ---------------------------------------------------------
+
+    def update_reservation(self, reservation_id, values):
+        """Before start anything may change and the hosts are picked
+
+        again (a refused change changes nothing); once active only the
+        end may move, on the same hosts.
+        """
+        ctx = self._ctx()
+        row = host_db.get(ctx, reservation_id)
+        params = parse_params(values, _params_of(row))
+        start = values.get('start_date', row['start_time'])
+        end = values.get('end_date', row['end_time'])
+        changed = sorted(p for p in PARAMS if params[p] != row[p])
+        if not changed and (start, end) == (row['start_time'],
+                                            row['end_time']):
+            return
+        state = row['state']
+        if state in (host_db.TIMEDOUT, host_db.ENDED):
+            raise mgr_exc.CantUpdateParameter(
+                param='Host reservation %s (%s)' % (reservation_id, state))
+        if state == host_db.ACTIVE:
+            if changed or start != row['start_time']:
+                raise mgr_exc.CantUpdateParameter(
+                    param='%s of active host reservation %s' % (
+                        ', '.join(changed) or 'start_date', reservation_id))
+            try:
+                host_db.claim_hosts(ctx, reservation_id,
+                                    [h['host_uuid'] for h in row['hosts']],
+                                    row['start_time'], end, replace=True)
+            except _LOST_RACE as e:
+                LOG.info('Reservation %s cannot end at %s: %s',
+                         reservation_id, end, e)
+                # Not e's message: it names a real host (seeds/000).
+                raise mgr_exc.NotEnoughHostsAvailable(
+                    'Cannot move the end of reservation %s to %s: another '
+                    'reservation holds one of its hosts before then.'
+                    % (reservation_id, end))
+            host_db.update(ctx, reservation_id, end_time=end)
+            return
+        now = timeutils.utcnow().replace(microsecond=0)
+        self._check_type(params, start, now)
+        if 'pcloud_id' in changed:
+            self._check_pcloud(self.pools(), params['pcloud_id'],
+                               row['project_id'])
+        fields = dict(params, start_time=start, end_time=end,
+                      deadline=_deadline(params, start))
+        if state == host_db.INACTIVE:
+            hosts = self._admit(reservation_id, params, start, end,
+                                replace=True)
+            host_db.update(ctx, reservation_id, hosts=hosts, **fields)
+            return
+        # IN-PROGRESS: record the new terms and look again.
+        host_db.update(ctx, reservation_id, **fields)
+        started = (blazar_db.reservation_get(reservation_id)['status'] ==
+                   status.reservation.ACTIVE)
+        self._try_waiting(host_db.get(ctx, reservation_id), started)
+
+    # --- queries ---------------------------------------------------------
+
+    def earliest_window(self, host_flavor, amount, duration,
+                        availability_zone=None, required_traits=None,
+                        not_before=None, latest_start=None):
+        """When could ``amount`` hosts of ``host_flavor`` be leased for
+
+        ``duration`` (a timedelta) at the earliest? {'start', 'end',
+        'amount'} of a SCHEDULE lease that would be accepted now, or None.
+        """
+        params = _parse_terms({
+            'amount': amount, 'host_flavor': host_flavor,
+            'availability_zone': availability_zone,
+            'required_traits': required_traits})
+        ctx = self._ctx()
+        return find_earliest_window(
+            ctx, db_api.load_forest(ctx), self.pools(), params, duration,
+            not_before=not_before, latest_start=latest_start)
+
+    def get(self, resource_id):
+        """A host (resource ids here are root provider uuids)."""
+        try:
+            provider = db_api.get_provider(self._ctx(), resource_id)
+        except exception.ResourceProviderNotFound:
+            return None
+        return {'id': provider['uuid'],
+                'hypervisor_hostname': provider['name']}
+
+    def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
+        found = collections.defaultdict(list)
+        for row in host_db.list_reservations(
+                self._ctx(), lease_id=lease_id,
+                reservation_id=reservation_id, states=host_db.HOLDING,
+                ending_after=timeutils.utcnow()):
+            for host in row['hosts']:
+                if hosts is None or host['host_uuid'] in hosts:
+                    found[host['host_uuid']].append({
+                        'id': row['reservation_id'],
+                        'lease_id': row['lease_id'],
+                        'start_date': row['start_time'],
+                        'end_date': row['end_time']})
+        return found
+
+    def list_allocations(self, query, detail=False):
+        options = self.get_query_options(query or {}, QUERY_TYPE_ALLOCATION)
+        return [{'resource_id': host, 'reservations': allocs}
+                for host, allocs in sorted(
+                    self._allocations(**options).items())]
+
+    def query_allocations(self, resource_id_list, lease_id=None,
+                          reservation_id=None):
+        found = self._allocations(set(resource_id_list), lease_id,
+                                  reservation_id)
+        return {host: found.get(host, []) for host in resource_id_list}
+
+
+class RetryMonitor(base.BaseMonitorPlugin):
+    """Blazar's polling monitor checks the waiting reservations and
+
+    finishes interrupted clean-ups every [pcloud_host] retry_interval.
+    """
+
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+    def is_notification_enabled(self):
+        return False
+
+    def get_notification_event_types(self):
+        return []
+
+    def get_notification_topics(self):
+        return []
+
+    def notification_callback(self, event_type, payload):
+        return {}
+
+    def is_polling_enabled(self):
+        return True
+
+    def get_polling_interval(self):
+        return CONF.pcloud_host.retry_interval
+
+    def poll(self):
+        self.plugin.retry_waiting()
+        self.plugin.sweep()
+        return {}
+
+    def get_healing_interval(self):
+        return 0
+
+    def heal(self):
+        return {}

@@ -1,0 +1,65 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The [pcloud_host] group: whole-host leases into pclouds (pcloud:host).
+
+Nova is reached through [pcloud_nova] (conf/nova.py), the ledger through
+[pcloud_database].
+"""
+
+from oslo_config import cfg
+
+GROUP = 'pcloud_host'
+
+host_opts = [
+    cfg.IntOpt('admission_retries',
+               default=5, min=0,
+               help='How many times an admission that lost a race with a '
+                    'concurrent lease for the same hosts reads the ledger '
+                    'again and picks other hosts before the lease is '
+                    'refused.'),
+    cfg.IntOpt('immediate_tolerance',
+               default=120, min=0,
+               help='Seconds after now within which the window of an '
+                    'IMMEDIATE lease must start (Blazar takes lease dates '
+                    'to the minute).'),
+    cfg.IntOpt('best_effort_timeout',
+               default=60, min=1,
+               help='Minutes a BEST-EFFORT reservation that gives no '
+                    'timeout waits, from the start of its lease, for its '
+                    'hosts to become free before it is TIMEDOUT.'),
+    cfg.IntOpt('retry_interval',
+               default=60, min=0,
+               help='Seconds between the checks of waiting (IN-PROGRESS) '
+                    'BEST-EFFORT reservations run by blazar-manager\'s '
+                    'polling monitor; they are also checked whenever a '
+                    'pcloud:host reservation starts or ends. 0 turns the '
+                    'periodic check off.'),
+    cfg.BoolOpt('live_migrate_others',
+                default=False,
+                help='Whether a BEST-EFFORT reservation may live-migrate '
+                     'instances of other projects (left running on a host '
+                     'by an ended lease) off the hosts it picked, once it '
+                     'has checked that hosts outside every pool and pcloud '
+                     'have room for all of them. Off: such hosts are '
+                     'leased with the instances still on them.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(host_opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: host_opts}

@@ -1,0 +1,331 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""pcloud:host reservations in the ledger database, and whole-host claims.
+
+A whole-host claim takes, for its window, every resource class of every
+provider in a host's tree in full (its capacity), after checking that no
+other consumer holds anything there then. It follows the ledger's rules
+(db.api): read the generations, check, write, compare-and-swap every
+provider touched, retry the whole on a lost swap. Unit rules (min_unit,
+max_unit, step_size) are for pieces of a host, not a whole one, and are
+not applied. Release is db.api.release.
+"""
+
+import collections
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import models
+from pcloud_plugin import exception
+
+_RES = models.HostReservation.__table__
+_HOST = models.HostReservationHost.__table__
+_ALLOC = models.Allocation.__table__
+_CONSUMER = models.Consumer.__table__
+_RP = models.ResourceProvider.__table__
+_INV = models.Inventory.__table__
+
+INACTIVE = 'INACTIVE'
+IN_PROGRESS = 'IN-PROGRESS'
+ACTIVE = 'ACTIVE'
+TIMEDOUT = 'TIMEDOUT'
+ENDED = 'ENDED'
+STATES = (INACTIVE, IN_PROGRESS, ACTIVE, TIMEDOUT, ENDED)
+# The states in which a reservation holds (or is about to use) its hosts.
+HOLDING = (INACTIVE, ACTIVE)
+
+_FIELDS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
+           'availability_zone', 'required_traits', 'lease_type', 'timeout',
+           'deadline', 'start_time', 'end_time', 'state', 'aggregate_id')
+_HOST_FIELDS = ('host_uuid', 'host_name', 'service_host', 'name', 'joined')
+
+
+class HostReservationNotFound(exception.NotFound):
+    msg_fmt = 'No host reservation %(reservation)s.'
+
+
+def _writer(context):
+    db_api.configure()
+    return db_api.main_context_manager.writer.using(context)
+
+
+def _reader(context):
+    db_api.configure()
+    return db_api.main_context_manager.reader.using(context)
+
+
+# --- records ---------------------------------------------------------------
+
+def _hosts_of(session, reservation_ids):
+    hosts = collections.defaultdict(list)
+    if reservation_ids:
+        for row in session.execute(
+                sa.select(_HOST).where(
+                    _HOST.c.reservation_id.in_(reservation_ids))
+                .order_by(_HOST.c.name)).mappings():
+            found = {f: row[f] for f in _HOST_FIELDS}
+            found['joined'] = bool(found['joined'])
+            hosts[row['reservation_id']].append(found)
+    return hosts
+
+
+def _as_dict(row, hosts):
+    found = {'reservation_id': row['reservation_id'],
+             'created_at': row['created_at']}
+    found.update((f, row[f]) for f in _FIELDS)
+    found['hosts'] = hosts
+    return found
+
+
+def _write_hosts(session, reservation_id, hosts):
+    session.execute(_HOST.delete().where(
+        _HOST.c.reservation_id == reservation_id))
+    if hosts:
+        session.execute(_HOST.insert(), [
+            dict({f: h.get(f) for f in _HOST_FIELDS},
+                 reservation_id=reservation_id,
+                 joined=bool(h.get('joined')))
+            for h in hosts])
+
+
+def create(context, reservation_id, values, hosts=()):
+    """Record a reservation.
+
+    :param values: the _FIELDS to store
+    :param hosts: [{'host_uuid', 'host_name', 'service_host', 'name'}]
+    """
+    row = {f: values.get(f) for f in _FIELDS}
+    if row['state'] not in STATES:
+        raise exception.Invalid(reason='unknown state %r' % row['state'])
+    with _writer(context) as session:
+        try:
+            session.execute(_RES.insert().values(
+                reservation_id=reservation_id,
+                created_at=timeutils.utcnow(), **row))
+            session.flush()
+        except db_exc.DBDuplicateEntry:
+            raise exception.Conflict(
+                reason='host reservation %s already exists' % reservation_id)
+        _write_hosts(session, reservation_id, hosts)
+
+
+def get(context, reservation_id):
+    """The reservation with its 'hosts', or HostReservationNotFound."""
+    with _reader(context) as session:
+        row = session.execute(sa.select(_RES).where(
+            _RES.c.reservation_id == reservation_id)).mappings().first()
+        if row is None:
+            raise HostReservationNotFound(reservation=reservation_id)
+        return _as_dict(row, _hosts_of(session, [reservation_id])
+                        [reservation_id])
+
+
+def list_reservations(context, lease_id=None, reservation_id=None,
+                      states=None, ending_after=None):
+    """Reservations with their hosts, oldest first, filtered by any
+
+    argument given.
+    """
+    query = sa.select(_RES).order_by(_RES.c.id)
+    if lease_id is not None:
+        query = query.where(_RES.c.lease_id == lease_id)
+    if reservation_id is not None:
+        query = query.where(_RES.c.reservation_id == reservation_id)
+    if states is not None:
+        query = query.where(_RES.c.state.in_(states))
+    if ending_after is not None:
+        query = query.where(_RES.c.end_time > ending_after)
+    with _reader(context) as session:
+        rows = list(session.execute(query).mappings())
+        hosts = _hosts_of(session, [r['reservation_id'] for r in rows])
+        return [_as_dict(r, hosts[r['reservation_id']]) for r in rows]
+
+
+def update(context, reservation_id, hosts=None, **values):
+    """Change stored fields and, if given, replace the hosts."""
+    unknown = set(values) - set(_FIELDS)
+    if unknown:
+        raise exception.Invalid(reason='unknown fields %s'
+                                % ', '.join(sorted(unknown)))
+    if 'state' in values and values['state'] not in STATES:
+        raise exception.Invalid(reason='unknown state %r' % values['state'])
+    with _writer(context) as session:
+        result = session.execute(_RES.update().where(
+            _RES.c.reservation_id == reservation_id).values(
+                updated_at=timeutils.utcnow(), **values))
+        if result.rowcount != 1:
+            raise HostReservationNotFound(reservation=reservation_id)
+        if hosts is not None:
+            _write_hosts(session, reservation_id, hosts)
+
+
+def set_joined(context, reservation_id, host_uuid, joined):
+    """Record whether one host is in the pcloud's aggregate."""
+    with _writer(context) as session:
+        session.execute(_HOST.update().where(
+            _HOST.c.reservation_id == reservation_id,
+            _HOST.c.host_uuid == host_uuid).values(joined=bool(joined)))
+
+
+def joined_service_hosts(context):
+    """Service hosts some reservation has put into a pcloud and not yet
+
+    taken out.
+    """
+    with _reader(context) as session:
+        return set(session.execute(sa.select(_HOST.c.service_host).where(
+            _HOST.c.joined == sa.true())).scalars())
+
+
+# --- whole-host claims -----------------------------------------------------
+
+def _tree_rows(session, roots):
+    """({root uuid: root row}, {root id: [provider rows of its tree]})."""
+    root_rows = {r['uuid']: r for r in session.execute(
+        sa.select(_RP).where(_RP.c.uuid.in_(roots))).mappings()}
+    for uuid in roots:
+        if uuid not in root_rows:
+            raise exception.ResourceProviderNotFound(provider=uuid)
+        row = root_rows[uuid]
+        if row['root_provider_id'] != row['id']:
+            raise exception.Invalid(
+                reason='provider %s is not the root of a host' % uuid)
+    trees = collections.defaultdict(list)
+    for row in session.execute(sa.select(_RP).where(
+            _RP.c.root_provider_id.in_(
+                [r['id'] for r in root_rows.values()]))).mappings():
+        trees[row['root_provider_id']].append(row)
+    return root_rows, trees
+
+
+@db_api._writer_with_cas_retry
+def claim_hosts(session, consumer_id, roots, start=None, end=None,
+                replace=False):
+    """Claim the hosts whose root providers are ``roots``, whole, for
+
+    [start, end), all or nothing. Raises HostBusy, naming the host and
+    the claim in the way, with nothing written. ``replace``: the
+    consumer's current claims (if any) are replaced by these, or kept as
+    they were if these do not fit.
+    """
+    window = window_mod.Window.of(start, end)
+    roots = sorted(set(roots))
+    if not roots:
+        raise exception.Invalid(reason='a whole-host claim needs a host')
+    if not consumer_id or len(consumer_id) > 64:
+        raise exception.Invalid(reason='consumer_id must be 1-64 chars')
+    consumer = db_api._consumer_row(session, consumer_id)
+    now = timeutils.utcnow()
+    if consumer is not None:
+        if not replace:
+            raise exception.ConsumerExists(consumer=consumer_id)
+        session.execute(_ALLOC.delete().where(
+            _ALLOC.c.consumer_id == consumer_id))
+        session.execute(_CONSUMER.update().where(
+            _CONSUMER.c.id == consumer['id']).values(
+                start_time=window.start, end_time=window.stored_end))
+        db_api._bump_generation(session, _CONSUMER, consumer['id'],
+                                consumer['generation'], consumer_id)
+    else:
+        try:
+            with session.begin_nested():
+                session.execute(_CONSUMER.insert().values(
+                    uuid=consumer_id, generation=0, start_time=window.start,
+                    end_time=window.stored_end, created_at=now))
+        except db_exc.DBDuplicateEntry:
+            raise db_api._GenerationConflict(consumer_id)
+
+    root_rows, trees = _tree_rows(session, roots)
+    providers = {row['id']: row for tree in trees.values() for row in tree}
+    root_name = {row['id']: root_rows[uuid]['name']
+                 for uuid in roots
+                 for row in trees[root_rows[uuid]['id']]}
+    in_the_way = session.execute(
+        sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.consumer_id,
+                  _ALLOC.c.start_time, _ALLOC.c.end_time)
+        .where(_ALLOC.c.resource_provider_id.in_(providers),
+               _ALLOC.c.end_time > window.start,
+               _ALLOC.c.start_time < window.stored_end,
+               _ALLOC.c.consumer_id != consumer_id,
+               _ALLOC.c.used > 0)
+        .order_by(_ALLOC.c.start_time).limit(1)).first()
+    if in_the_way is not None:
+        rp_id, other, c_start, c_end = in_the_way
+        raise exception.HostBusy(
+            host=root_name[rp_id], window=window, consumer=other,
+            start=c_start.isoformat(),
+            end='open' if c_end >= window_mod.FOREVER else c_end.isoformat())
+
+    rows = []
+    claimed_roots = set()
+    for inv in session.execute(sa.select(_INV).where(
+            _INV.c.resource_provider_id.in_(providers))).mappings():
+        capacity = db_api._inventory_of(inv).capacity
+        if capacity > 0:
+            rows.append(dict(
+                resource_provider_id=inv['resource_provider_id'],
+                resource_class_id=inv['resource_class_id'],
+                consumer_id=consumer_id, used=capacity, created_at=now,
+                start_time=window.start, end_time=window.stored_end))
+            claimed_roots.add(
+                providers[inv['resource_provider_id']]['root_provider_id'])
+    for uuid in roots:
+        if root_rows[uuid]['id'] not in claimed_roots:
+            raise exception.Invalid(
+                reason='host %s has no capacity to claim'
+                % root_rows[uuid]['name'])
+    session.execute(_ALLOC.insert(), rows)
+    for row in sorted(providers.values(), key=lambda r: r['id']):
+        db_api._bump_generation(session, _RP, row['id'], row['generation'],
+                                row['uuid'])
+    return window
+
+
+def busy_intervals(context, roots, not_before, before=None,
+                   exclude_consumer=None):
+    """{root uuid: [(start, end)]}: when anything is claimed on the hosts'
+
+    trees, for claims ending after not_before (and starting before
+    ``before`` if given), every consumer's but exclude_consumer's. Each
+    of ``roots`` is a key, with [] when the host has no such claim. Open
+    ends are capacity.window.FOREVER.
+    """
+    roots = set(roots)
+    busy = {uuid: [] for uuid in roots}
+    if not roots:
+        return busy
+    root = _RP.alias('host_root')
+    member = _RP.alias('host_member')
+    query = (sa.select(root.c.uuid, _ALLOC.c.start_time, _ALLOC.c.end_time)
+             .select_from(_ALLOC)
+             .join(member, member.c.id == _ALLOC.c.resource_provider_id)
+             .join(root, root.c.id == member.c.root_provider_id)
+             .where(root.c.uuid.in_(roots),
+                    _ALLOC.c.end_time > not_before,
+                    _ALLOC.c.used > 0)
+             .distinct())
+    if before is not None:
+        query = query.where(_ALLOC.c.start_time < before)
+    if exclude_consumer is not None:
+        query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
+    with _reader(context) as session:
+        for uuid, c_start, c_end in session.execute(query):
+            busy[uuid].append((c_start, c_end))
+    for intervals in busy.values():
+        intervals.sort()
+    return busy

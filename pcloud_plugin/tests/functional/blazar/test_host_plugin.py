@@ -1,0 +1,713 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""pcloud:host leases (IMMEDIATE, SCHEDULE, BEST-EFFORT) through Blazar's
+
+own manager, with our plugin loaded from its entry point, Placement served
+in-process and mirrored into the ledger, and the recording fake Nova.
+
+Hosts (Placement, mirrored into the ledger):
+
+* cn1: 16 VCPU, 32 GB, 500 GB, HW_CPU_X86_AVX2 -- pool "big";
+* cn2: two NUMA children of 8 VCPU and 16 GB, 500 GB on the root -- "big";
+* cn3: like cn1 but held for good by another pcloud -- "big", never leased;
+* cn4: like cn1 without the trait, in availability zone az2 -- "big";
+* cn5: like cn1, in no pool: for instances, never for host leases.
+"""
+
+import datetime
+from unittest import mock
+
+from blazar.db import api as blazar_db
+from blazar.manager import exceptions as mgr_exc
+from blazar import status
+from blazarclient import exception as client_exc
+import oslo_messaging as messaging
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from pcloud_plugin.blazar import host_plugin
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin import exception
+from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.tests.functional.blazar import base
+from pcloud_plugin.tests.functional.blazar import fake_nova
+
+ENTRY_POINT = 'pcloud.host'
+PCLOUD = '4b8d3c2a-1f0e-4d5c-9b8a-7f6e5d4c3b2a'
+OTHERS_PCLOUD = '9e8d7c6b-5a49-4382-9180-7f6e5d4c3b2a'
+OTHER_PROJECT = '99999999999999999999999999999999'
+AVX2 = 'HW_CPU_X86_AVX2'
+EVENTS = 'pcloud.host_reservation.'
+
+
+def _reservation_of(lease):
+    (reservation,) = lease['reservations']
+    return reservation
+
+
+class HostLeaseTestCase(base.BlazarTestCase):
+
+    def setUp(self):
+        # Time stands still unless a test moves it, so that lease dates
+        # to the minute and expectations agree across a minute's turn.
+        timeutils.set_time_override(timeutils.utcnow().replace(
+            microsecond=0))
+        self.addCleanup(timeutils.clear_time_override)
+        super().setUp()
+        self._build_pools()
+        self.host_plugin = self.manager.plugins[host_plugin.RESOURCE_TYPE]
+        self.assertIsInstance(self.host_plugin, host_plugin.PcloudHostPlugin)
+        self.assertIsNone(self.host_plugin.monitor)
+        transport = messaging.get_notification_transport(
+            self.conf, url='fake:/')
+        topic = 'pcloud-host-test-%s' % uuidutils.generate_uuid()
+        self.notifications = self.useFixture(
+            base.Notifications(transport, topic))
+        self.host_plugin.notifier = host_plugin.HostUsageNotifier(
+            self.conf, transport=transport, topics=[topic],
+            driver='messaging')
+
+    def _build_hosts(self):
+        # Called by the base before it makes the manager: the manager
+        # then loads both of our plugins, each from its entry point.
+        self.conf.set_override('retry_interval', 0, group='pcloud_host')
+        self.conf.set_override('plugins', [base.ENTRY_POINT, ENTRY_POINT],
+                               group='manager')
+        p = self.placement
+        hosts = {}
+        whole = {'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 32768},
+                 'DISK_GB': {'total': 500}}
+        for name in ('cn1', 'cn3', 'cn4', 'cn5'):
+            hosts[name] = p.create_provider(name)
+            p.set_inventories(hosts[name], whole)
+        p.set_traits(hosts['cn1'], [AVX2])
+        hosts['cn2'] = p.create_provider('cn2')
+        p.set_inventories(hosts['cn2'], {'DISK_GB': {'total': 500}})
+        for n in (0, 1):
+            name = 'cn2-numa%d' % n
+            hosts[name] = p.create_provider(name, parent=hosts['cn2'])
+            p.set_inventories(hosts[name], {
+                'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 16384}})
+            p.set_traits(hosts[name], ['HW_NUMA_ROOT'])
+        return hosts
+
+    def _build_pools(self):
+        nova = self.nova
+        pool = nova.add_pcloud_aggregate(
+            codec.pool_name('big'), ['cn1', 'cn2', 'cn3', 'cn4'],
+            kind=codec.TYPE_POOL)
+        pool.metadata.update(codec.pool_metadata(
+            codec.HostFlavor('big', 'whole hosts', 4)))
+        pool.metadata.update((codec.node_key(h), h) for h in pool.hosts)
+        zone = nova.aggregates.create('az2', 'az2')
+        zone.availability_zone = 'az2'
+        zone.hosts.append('cn4')
+        self.pcloud = nova.add_pcloud_aggregate(codec.pcloud_name(PCLOUD),
+                                                [])
+        self.pcloud.metadata.update(codec.pcloud_metadata(
+            PCLOUD, 'mine', base.PROJECT))
+        others = nova.add_pcloud_aggregate(
+            codec.pcloud_name(OTHERS_PCLOUD), [])
+        others.metadata.update(codec.pcloud_metadata(
+            OTHERS_PCLOUD, 'theirs', OTHER_PROJECT))
+        nova.calls.clear()
+
+    # --- helpers ---------------------------------------------------------
+
+    @staticmethod
+    def hosts_res(amount, lease_type=None, **values):
+        reservation = {'resource_type': host_plugin.RESOURCE_TYPE,
+                       'amount': amount, 'host_flavor': 'big',
+                       'pcloud_id': PCLOUD}
+        if lease_type:
+            reservation['lease_type'] = lease_type
+        reservation.update(values)
+        return reservation
+
+    def row(self, lease):
+        return host_db.get(self.context, _reservation_of(lease)['id'])
+
+    def leased(self, lease):
+        return sorted(h['host_name'] for h in self.row(lease)['hosts'])
+
+    def blazar_reservation(self, lease):
+        return blazar_db.reservation_get(_reservation_of(lease)['id'])
+
+    def states(self, rid):
+        """The states of the notifications about one reservation."""
+        return [(t[len(EVENTS):], p['state']) for t, p, _pub in
+                self.notifications.events
+                if t.startswith(EVENTS) and p['reservation_id'] == rid]
+
+    def wait_states(self, rid, count):
+        for _ in range(100):
+            if len(self.states(rid)) >= count:
+                break
+            self.notifications.wait_for('never', timeout=0.05)
+        return self.states(rid)
+
+    def pcloud_view(self):
+        return codec.Pcloud(self.pcloud.metadata)
+
+    def pcloud_hosts(self):
+        view = self.pcloud_view()
+        return {name: (node, view.state(node))
+                for name, node in view.all_hosts.items() if node}
+
+
+class ScheduleTests(HostLeaseTestCase):
+
+    def test_schedule_lifecycle(self):
+        lease = self.create_lease(self.hosts_res(2), start=60, end=120)
+        rid = _reservation_of(lease)['id']
+        self.assertEqual(status.lease.PENDING, lease['status'])
+        row = self.row(lease)
+        self.assertEqual(('SCHEDULE', host_db.INACTIVE, None),
+                         (row['lease_type'], row['state'], row['timeout']))
+        # cn3 is another pcloud's for good: cn1 and cn2, by name.
+        self.assertEqual(['cn1', 'cn2'], self.leased(lease))
+        # Whole hosts: every class of every provider of their trees.
+        self.assertEqual({
+            self.hosts['cn1']: {'VCPU': 16, 'MEMORY_MB': 32768,
+                                'DISK_GB': 500},
+            self.hosts['cn2']: {'DISK_GB': 500},
+            self.hosts['cn2-numa0']: {'VCPU': 8, 'MEMORY_MB': 16384},
+            self.hosts['cn2-numa1']: {'VCPU': 8, 'MEMORY_MB': 16384}},
+            self.claims(rid)['amounts'])
+        reservation = self.blazar_reservation(lease)
+        self.assertEqual((status.reservation.PENDING, False),
+                         (reservation['status'],
+                          reservation['missing_resources']))
+        self.assertEqual(
+            [{'resource_id': self.hosts[h], 'reservations': [{
+                'id': rid, 'lease_id': lease['id'],
+                'start_date': lease['start_date'],
+                'end_date': lease['end_date']}]}
+             for h in sorted(('cn1', 'cn2'),
+                             key=lambda h: self.hosts[h])],
+            self.host_plugin.list_allocations({'lease_id': lease['id']}))
+        # Nothing in Nova before the start.
+        self.assertEqual({}, self.pcloud_hosts())
+
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn1', 'cn2'], sorted(self.pcloud.hosts))
+        names = {h['name']: h['host_name'] for h in self.row(lease)['hosts']}
+        self.assertEqual({name: (node, codec.ENABLED)
+                          for name, node in names.items()},
+                         self.pcloud_hosts())
+        (lease_agg,) = [a for a in self.nova.aggregate_objs.values()
+                        if a.name == host_plugin.AGGREGATE_PREFIX + rid]
+        self.assertEqual({'filter_lease_id': lease['id'],
+                          'pcloud:reservation_id': rid}, lease_agg.metadata)
+        self.assertEqual(['cn1', 'cn2'], sorted(lease_agg.hosts))
+        self.assertEqual(status.reservation.ACTIVE,
+                         self.blazar_reservation(lease)['status'])
+
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+        self.assertEqual(host_db.ENDED, self.row(lease)['state'])
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+        self.assertNotIn(lease_agg.id, self.nova.aggregate_objs)
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual([], self.host_plugin.list_allocations({}))
+        self.assertEqual([('inactive', 'INACTIVE'), ('active', 'ACTIVE'),
+                          ('ended', 'ENDED')], self.wait_states(rid, 3))
+        (started,) = self.notifications.of(EVENTS + 'active')
+        self.assertEqual(
+            (lease['id'], base.PROJECT, PCLOUD, 'big', 2, 'SCHEDULE',
+             'INACTIVE', sorted(names)),
+            (started['lease_id'], started['project_id'],
+             started['pcloud_id'], started['host_flavor'],
+             started['amount'], started['lease_type'],
+             started['previous_state'], sorted(started['hosts'])))
+
+    def test_a_taken_window_is_refused_with_the_earliest_free_one(self):
+        first = self.create_lease(self.hosts_res(3), start=60, end=120)
+        self.assertEqual(['cn1', 'cn2', 'cn4'], self.leased(first))
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease, self.hosts_res(1),
+                              start=90, end=150)
+        message = str(e)
+        self.assertIn('0 of the 3 eligible hosts are free then', message)
+        self.assertIn('earliest window of this length with 1 free starts '
+                      'at %s:00' % self.minutes(120), message)
+        self.assertEqual(1, len(blazar_db.lease_list()))
+        # Right after it, the same hosts are free again.
+        after = self.create_lease(self.hosts_res(3), start=120, end=180)
+        self.assertEqual(['cn1', 'cn2', 'cn4'], self.leased(after))
+
+    def test_anything_claimed_on_a_host_keeps_it_out(self):
+        # Say an instance reservation holds one VCPU of a NUMA node of
+        # cn2 then: cn2 cannot be leased whole.
+        db_api.claim(self.context, 'someone-else',
+                     {self.hosts['cn2-numa1']: {'VCPU': 1}},
+                     timeutils.utcnow() + datetime.timedelta(minutes=100),
+                     timeutils.utcnow() + datetime.timedelta(minutes=110))
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                          self.create_lease, self.hosts_res(3))
+        lease = self.create_lease(self.hosts_res(2))
+        self.assertEqual(['cn1', 'cn4'], self.leased(lease))
+        # And a leased host is whole: nothing else fits on it.
+        self.assertRaises(
+            exception.CapacityExceeded, db_api.claim, self.context,
+            'another',
+            {self.hosts['cn1']: {'VCPU': 1}},
+            timeutils.utcnow() + datetime.timedelta(minutes=70),
+            timeutils.utcnow() + datetime.timedelta(minutes=80))
+
+    def test_traits_and_availability_zone_choose_the_hosts(self):
+        lease = self.create_lease(self.hosts_res(1, required_traits=AVX2))
+        self.assertEqual(['cn1'], self.leased(lease))
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.create_lease,
+                          self.hosts_res(1, required_traits=AVX2))
+        lease = self.create_lease(self.hosts_res(
+            1, required_traits=['!' + AVX2, 'HW_NUMA_ROOT']))
+        self.assertEqual(['cn2'], self.leased(lease))
+        lease = self.create_lease(self.hosts_res(
+            1, availability_zone='az2'))
+        self.assertEqual(['cn4'], self.leased(lease))
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.create_lease,
+                          self.hosts_res(1, availability_zone='nova'))
+
+    def test_updates(self):
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        rid = _reservation_of(lease)['id']
+        other = self.create_lease(self.hosts_res(2), start=60, end=120)
+        self.assertEqual(['cn1'], self.leased(lease))
+        self.assertEqual(['cn2', 'cn4'], self.leased(other))
+        # Growing to 2 hosts then is refused, and changes nothing.
+        before = self.claims(rid)
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+                          lease['id'], reservations=[{'id': rid,
+                                                      'amount': 2}])
+        self.assertEqual(before, self.claims(rid))
+        self.assertEqual(1, self.row(lease)['amount'])
+        # Later it fits.
+        self.update_lease(lease['id'], start_date=self.minutes(130),
+                          end_date=self.minutes(190),
+                          reservations=[{'id': rid, 'amount': 3}])
+        self.assertEqual(['cn1', 'cn2', 'cn4'], self.leased(lease))
+        self.assertEqual(self.minutes(130),
+                         self.claims(rid)['start'].strftime('%Y-%m-%d %H:%M'))
+
+        # Active: only the end may move, on the same hosts.
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        self.update_lease(lease['id'], end_date=self.minutes(100))
+        self.assertEqual(self.minutes(100),
+                         self.claims(rid)['end'].strftime('%Y-%m-%d %H:%M'))
+        e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'],
+                              reservations=[{'id': rid, 'amount': 2}])
+        self.assertIn('amount', str(e))
+        # Into another lease's window: refused.
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+                          lease['id'], end_date=self.minutes(150))
+
+    def test_deleting_a_pending_lease_frees_its_hosts(self):
+        lease = self.create_lease(self.hosts_res(3))
+        rid = _reservation_of(lease)['id']
+        self.delete_lease(lease['id'])
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual(['cn1', 'cn2', 'cn4'],
+                         self.leased(self.create_lease(self.hosts_res(3))))
+
+    def test_a_failed_leave_is_finished_by_sweep(self):
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        self.nova.fail('aggregates.remove_host')
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+        row = self.row(lease)
+        self.assertEqual(host_db.ENDED, row['state'])
+        self.assertEqual([True], [h['joined'] for h in row['hosts']])
+        self.assertIsNone(self.claims(rid))
+        # It takes no new boots meanwhile.
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+        self.assertEqual(codec.DISABLED,
+                         self.pcloud_view().state(row['hosts'][0][
+                             'host_name']))
+        del self.nova.failures['aggregates.remove_host']
+        self.host_plugin.sweep()
+        row = self.row(lease)
+        self.assertEqual(([False], None),
+                         ([h['joined'] for h in row['hosts']],
+                          row['aggregate_id']))
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+
+    def test_a_nova_failure_at_start_is_undone(self):
+        lease = self.create_lease(self.hosts_res(2), start=0, end=60)
+        self.nova.fail('aggregates.add_host')
+        event = self.run_event(lease['id'], 'start_lease')
+        self.assertEqual(status.event.ERROR, event['status'])
+        self.assertEqual(status.reservation.ERROR,
+                         self.blazar_reservation(lease)['status'])
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+        self.assertEqual(
+            [], [a for a in self.nova.aggregate_objs.values()
+                 if a.name.startswith(host_plugin.AGGREGATE_PREFIX)])
+        # Its hosts stay booked until the lease is deleted.
+        self.assertIsNotNone(self.claims(_reservation_of(lease)['id']))
+        self.delete_lease(lease['id'])
+        self.assertIsNone(self.claims(_reservation_of(lease)['id']))
+
+
+class ImmediateTests(HostLeaseTestCase):
+
+    def test_admitted_now_or_refused(self):
+        lease = self.create_lease(self.hosts_res(3, 'IMMEDIATE'), start=0,
+                                  end=60)
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn1', 'cn2', 'cn4'], sorted(self.pcloud.hosts))
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.hosts_res(1, 'IMMEDIATE'), start=0)
+        self.assertIn('0 of the 3 eligible hosts', str(e))
+        self.assertEqual(1, len(blazar_db.lease_list()))
+
+    def test_must_start_now(self):
+        e = self.assertRaises(mgr_exc.MalformedParameter, self.create_lease,
+                              self.hosts_res(1, 'IMMEDIATE'), start=60)
+        self.assertIn('lease_type', str(e))
+        self.assertIn('SCHEDULE', str(e))
+
+
+class BestEffortTests(HostLeaseTestCase):
+
+    def hold_everything(self, end=60):
+        lease = self.create_lease(self.hosts_res(3, 'IMMEDIATE'), start=0,
+                                  end=end)
+        self.start(lease['id'])
+        return lease
+
+    def test_admitted_at_once_when_hosts_are_free(self):
+        lease = self.create_lease(self.hosts_res(2, 'BEST-EFFORT'),
+                                  start=30, end=90)
+        row = self.row(lease)
+        self.assertEqual((host_db.INACTIVE, 60),
+                         (row['state'], row['timeout']))
+        self.assertEqual(['cn1', 'cn2'], self.leased(lease))
+        self.start(lease['id'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+
+    def test_waits_then_becomes_active_when_hosts_free_up(self):
+        holder = self.hold_everything()
+        lease = self.create_lease(
+            self.hosts_res(2, 'BEST-EFFORT', timeout=120), start=0,
+            end=180)
+        rid = _reservation_of(lease)['id']
+        self.assertEqual(status.lease.PENDING, lease['status'])
+        row = self.row(lease)
+        self.assertEqual((host_db.IN_PROGRESS, []),
+                         (row['state'], row['hosts']))
+        self.assertIsNone(self.claims(rid))
+        reservation = self.blazar_reservation(lease)
+        self.assertEqual((status.reservation.PENDING, True),
+                         (reservation['status'],
+                          reservation['missing_resources']))
+        # Its lease starts, without hosts yet.
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+        self.assertEqual(host_db.IN_PROGRESS,
+                         self.host_plugin.retry_waiting()[rid])
+        self.assertTrue(self.blazar_reservation(lease)['missing_resources'])
+
+        # The holder ends: the waiting reservation takes the hosts.
+        self.end(holder['id'])
+        row = self.row(lease)
+        self.assertEqual(host_db.ACTIVE, row['state'])
+        self.assertEqual(['cn1', 'cn2'], self.leased(lease))
+        self.assertEqual(['cn1', 'cn2'], sorted(self.pcloud.hosts))
+        claims = self.claims(rid)
+        self.assertEqual(row['end_time'], claims['end'])
+        reservation = self.blazar_reservation(lease)
+        self.assertEqual((status.reservation.ACTIVE, False),
+                         (reservation['status'],
+                          reservation['missing_resources']))
+        self.assertEqual([('in_progress', 'IN-PROGRESS'),
+                          ('active', 'ACTIVE')], self.wait_states(rid, 2))
+        self.assertEqual('IN-PROGRESS', self.notifications.of(
+            EVENTS + 'active')[-1]['previous_state'])
+
+        self.end(lease['id'])
+        self.assertEqual(host_db.ENDED, self.row(lease)['state'])
+        self.assertEqual([], self.pcloud.hosts)
+
+    def test_times_out(self):
+        holder = self.hold_everything(end=120)
+        lease = self.create_lease(
+            self.hosts_res(1, 'BEST-EFFORT', timeout=5), start=0, end=180)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        row = self.row(lease)
+        self.assertEqual(row['start_time'] + datetime.timedelta(minutes=5),
+                         row['deadline'])
+        self.assertEqual({rid: host_db.IN_PROGRESS},
+                         self.host_plugin.retry_waiting())
+
+        timeutils.advance_time_delta(datetime.timedelta(minutes=6))
+        self.assertEqual({rid: host_db.TIMEDOUT},
+                         self.host_plugin.retry_waiting())
+        self.assertEqual(host_db.TIMEDOUT, self.row(lease)['state'])
+        self.assertEqual(status.reservation.ERROR,
+                         self.blazar_reservation(lease)['status'])
+        # Hosts freeing up later do not revive it.
+        self.end(holder['id'])
+        self.assertEqual(host_db.TIMEDOUT, self.row(lease)['state'])
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual([('in_progress', 'IN-PROGRESS'),
+                          ('timedout', 'TIMEDOUT')], self.wait_states(rid, 2))
+        self.delete_lease(lease['id'])
+        self.assertEqual(host_db.ENDED, self.row(lease)['state'])
+
+    def test_a_waiting_lease_that_has_not_started_gets_hosts_ahead(self):
+        holder = self.hold_everything(end=60)
+        lease = self.create_lease(self.hosts_res(3, 'BEST-EFFORT'),
+                                  start=30, end=90)
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+        self.delete_lease(holder['id'])
+        # Freed before its start: it holds the hosts, INACTIVE.
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn1', 'cn2', 'cn4'], self.leased(lease))
+        self.assertFalse(self.blazar_reservation(lease)['missing_resources'])
+        self.start(lease['id'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+
+    def test_a_waiting_reservation_can_ask_for_less(self):
+        holder = self.create_lease(self.hosts_res(2, 'IMMEDIATE'), start=0,
+                                   end=60)
+        lease = self.create_lease(self.hosts_res(2, 'BEST-EFFORT'),
+                                  start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+        self.update_lease(lease['id'],
+                          reservations=[{'id': rid, 'amount': 1}])
+        self.assertEqual((host_db.INACTIVE, ['cn4']),
+                         (self.row(lease)['state'], self.leased(lease)))
+        self.assertFalse(self.blazar_reservation(lease)['missing_resources'])
+        self.start(holder['id'])
+        self.start(lease['id'])
+        self.assertEqual(['cn1', 'cn2', 'cn4'], sorted(self.pcloud.hosts))
+
+    def test_the_polling_monitor_checks_waiting_reservations(self):
+        self.conf.set_override('retry_interval', 30, group='pcloud_host')
+        plugin = host_plugin.PcloudHostPlugin()
+        self.assertEqual(30, plugin.monitor.get_polling_interval())
+        self.assertTrue(plugin.monitor.is_polling_enabled())
+        with mock.patch.object(plugin, 'retry_waiting') as retry, \
+                mock.patch.object(plugin, 'sweep') as sweep:
+            self.assertEqual({}, plugin.monitor.poll())
+        retry.assert_called_once_with()
+        sweep.assert_called_once_with()
+
+
+class LiveMigrationTests(HostLeaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf.set_override('live_migrate_others', True,
+                               group='pcloud_host')
+        self.servers = {}
+        self.migrated = []
+        self.nova.servers = fake_nova._Manager(self.nova, 'servers', {
+            'list': self._servers_list,
+            'live_migrate': lambda server, host, block: self.migrated.append(
+                server.id)})
+
+    def _servers_list(self, search_opts):
+        return [s for s in self.servers.values()
+                if s.host == search_opts['host']]
+
+    def server(self, host, project, ram=4096):
+        server = fake_nova._Obj(
+            id=uuidutils.generate_uuid(), host=host, tenant_id=project,
+            flavor={'vcpus': 2, 'ram': ram, 'disk': 20})
+        self.servers[server.id] = server
+        return server
+
+    def test_other_projects_instances_are_moved_off(self):
+        mine = self.server('cn1', base.PROJECT)
+        theirs = self.server('cn1', OTHER_PROJECT)
+        self.server('cn3', OTHER_PROJECT)  # not on a host leased
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
+                                  start=0, end=60)
+        self.assertEqual(['cn1'], self.leased(lease))
+        self.assertEqual([], self.migrated)  # not before it starts
+        self.start(lease['id'])
+        # The other project's instance is moved (there is room on cn5,
+        # the only host outside pools and pclouds); the owner's stays.
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual([theirs.id], self.migrated)
+        self.assertNotIn(mine.id, self.migrated)
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+
+    def test_off_by_default(self):
+        self.conf.set_override('live_migrate_others', False,
+                               group='pcloud_host')
+        self.server('cn1', OTHER_PROJECT)
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
+                                  start=0, end=60)
+        self.start(lease['id'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual([], self.migrated)
+
+    def test_waits_when_there_is_no_room_for_them(self):
+        self.server('cn1', OTHER_PROJECT, ram=40000)  # cn5 has 32768
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
+                                  start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        # Its host cannot be emptied: it gives it back and waits.
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+        self.assertIsNone(self.claims(rid))
+        self.assertTrue(self.blazar_reservation(lease)['missing_resources'])
+        self.assertEqual([], self.migrated)
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual([('inactive', 'INACTIVE'),
+                          ('in_progress', 'IN-PROGRESS')],
+                         self.wait_states(rid, 2))
+
+
+class ValidationTests(HostLeaseTestCase):
+
+    def assertRefused(self, error, field, reservation, **kwargs):
+        e = self.assertRaises(error, self.create_lease, reservation,
+                              **kwargs)
+        self.assertIn(field, str(e))
+        self.assertEqual(400, e.code)
+        self.assertEqual([], blazar_db.lease_list())
+        return e
+
+    def test_each_error_names_its_field(self):
+        reservation = self.hosts_res(1)
+        del reservation['pcloud_id']
+        self.assertRefused(mgr_exc.MissingParameter, 'pcloud_id',
+                           reservation)
+        for field, value in (('amount', 0), ('amount', 'many'),
+                             ('host_flavor', '-bad'),
+                             ('host_flavor', 'tiny'),
+                             ('pcloud_id', 'not-a-uuid'),
+                             ('pcloud_id', OTHERS_PCLOUD),
+                             ('lease_type', 'WHENEVER'),
+                             ('timeout', 10),
+                             ('required_traits', 'NO_SUCH_TRAIT'),
+                             ('required_traits', 'CUSTOM_A,!CUSTOM_A'),
+                             ('availability_zone', 7)):
+            reservation = self.hosts_res(1)
+            reservation[field] = value
+            self.assertRefused(mgr_exc.MalformedParameter, field,
+                               reservation)
+        self.assertRefused(mgr_exc.MalformedParameter, 'timeout',
+                           self.hosts_res(1, 'BEST-EFFORT', timeout=0))
+        e = self.assertRefused(mgr_exc.MalformedParameter, 'pcloud_id',
+                               self.hosts_res(1, pcloud_id=OTHERS_PCLOUD))
+        self.assertIn('no pcloud %s of project' % OTHERS_PCLOUD, str(e))
+
+    def test_terms_and_defaults(self):
+        self.conf.set_override('best_effort_timeout', 45,
+                               group='pcloud_host')
+        params = host_plugin.parse_params(self.hosts_res(
+            2, 'best_effort', required_traits=['HW_NUMA_ROOT',
+                                               '!CUSTOM_SLOW']))
+        self.assertEqual(('BEST-EFFORT', 45, 'HW_NUMA_ROOT&!CUSTOM_SLOW'),
+                         (params['lease_type'], params['timeout'],
+                          params['required_traits']))
+        current = host_plugin.parse_params(self.hosts_res(
+            2, 'BEST-EFFORT', timeout=30))
+        self.assertEqual(current, host_plugin.parse_params({}, current))
+        changed = host_plugin.parse_params({'lease_type': 'SCHEDULE'},
+                                           current)
+        self.assertEqual(('SCHEDULE', None),
+                         (changed['lease_type'], changed['timeout']))
+        self.assertEqual('SCHEDULE', host_plugin.parse_params(
+            self.hosts_res(1))['lease_type'])
+
+
+class EarliestWindowTests(HostLeaseTestCase):
+
+    def test_earliest_window_from_the_ledger(self):
+        hour = datetime.timedelta(hours=1)
+        now = timeutils.utcnow().replace(second=0, microsecond=0)
+        self.create_lease(self.hosts_res(2), start=60, end=120)
+        self.create_lease(self.hosts_res(1, availability_zone='az2'),
+                          start=0, end=90)
+
+        def earliest(amount, duration, **kwargs):
+            found = self.host_plugin.earliest_window(
+                'big', amount, duration, not_before=now, **kwargs)
+            return found and (found['start'].strftime('%Y-%m-%d %H:%M'),
+                              found['end'] - found['start'])
+
+        # cn1 and cn2 are free for the next hour, cn4 from 90 on.
+        self.assertEqual((self.minutes(0), hour), earliest(2, hour))
+        self.assertEqual((self.minutes(90), 2 * hour), earliest(1, 2 * hour))
+        self.assertEqual((self.minutes(120), hour), earliest(3, hour))
+        self.assertEqual((self.minutes(90), hour),
+                         earliest(1, hour, availability_zone='az2'))
+        self.assertEqual((self.minutes(0), hour),
+                         earliest(1, hour, required_traits=AVX2))
+        self.assertEqual((self.minutes(120), 2 * hour),
+                         earliest(1, 2 * hour, required_traits=AVX2))
+        self.assertIsNone(earliest(4, hour))
+        self.assertIsNone(earliest(3, hour, latest_start=now + hour))
+        # A SCHEDULE lease in the window given is accepted.
+        found = self.host_plugin.earliest_window('big', 3, hour)
+        self.create_lease(self.hosts_res(3), start=120, end=180)
+        self.assertEqual(self.minutes(120),
+                         found['start'].strftime('%Y-%m-%d %H:%M'))
+
+
+class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
+    """Through Blazar's v1 API and python-blazarclient."""
+
+    def test_lease_through_blazarclient(self):
+        lease = self.client.lease.create(
+            'hosts', self.minutes(60), self.minutes(120),
+            [self.hosts_res(2, 'SCHEDULE', required_traits='!CUSTOM_SLOW')],
+            [])
+        reservation = _reservation_of(lease)
+        self.assertEqual((host_plugin.RESOURCE_TYPE, 'pending'),
+                         (reservation['resource_type'],
+                          reservation['status']))
+        self.assertEqual(['cn1', 'cn2'], self.leased(lease))
+        self.assertEqual(lease, self.client.lease.get(lease['id']))
+        self.client.lease.delete(lease['id'])
+        self.assertIsNone(self.claims(reservation['id']))
+
+    def test_bad_terms_are_400_naming_the_field(self):
+        for field, value in (('amount', 0), ('lease_type', 'SOMEDAY'),
+                             ('pcloud_id', OTHERS_PCLOUD)):
+            reservation = self.hosts_res(1)
+            reservation[field] = value
+            e = self.assertRaises(
+                client_exc.BlazarClientException, self.client.lease.create,
+                'bad', self.minutes(60), self.minutes(120), [reservation],
+                [])
+            self.assertEqual(400, e.kwargs['code'])
+            self.assertIn(field, str(e))
+        self.assertEqual([], self.client.lease.list())
