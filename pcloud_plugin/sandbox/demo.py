@@ -352,44 +352,13 @@ def boot_fails(cli, name, flavor, user, *options):
     return '%s went to ERROR (no valid host)' % name
 
 
-def _pcloud_service(sandbox):
-    """The Pcloud service with the admin's session, as blazar-api runs it.
-
-    Imported here: only the cloud story needs Nova's client.
-    """
-    from keystoneauth1 import adapter
-    from keystoneauth1.identity import v3
-    from keystoneauth1 import session
-    from novaclient import client as nova_client
-
-    from pcloud_plugin.clients import nova as nova_mod
-    from pcloud_plugin.pcloud import service
-
-    env = sandbox.env('admin')
-    auth = v3.Password(
-        auth_url=env['OS_AUTH_URL'], username='admin',
-        password=common.PASSWORD, project_name='admin',
-        user_domain_id='default', project_domain_id='default')
-    sess = session.Session(auth=auth)
-    return service.PcloudService(
-        nova_client.Client(nova_mod.MICROVERSION, session=sess,
-                           region_name=common.REGION),
-        adapter.Adapter(sess, service_type='placement',
-                        region_name=common.REGION))
-
-
 def pcloud_story(story, sandbox, cli, hosts):
-    """Pclouds through the service's Python API (the REST API is to come).
+    """Pclouds through the REST API, with openstack pcloud ...
 
     ``hosts``: computes Blazar does not hold; the first without servers
     goes into a host flavor pool.
     """
-    from pcloud_plugin import context as context_mod
-
-    service = _pcloud_service(sandbox)
-    admin = context_mod.RequestContext(is_admin=True, project_id='admin')
-    demo = context_mod.RequestContext(project_id=cli.json(
-        'openstack', 'project', 'show', common.DEMO_PROJECT)['id'])
+    demo = common.DEMO_USER
     made = {}
 
     def pool():
@@ -399,36 +368,45 @@ def pcloud_story(story, sandbox, cli, hosts):
         if not empty:
             raise AssertionError('every one of %s runs servers: the demo '
                                  'needs one more --computes' % hosts)
-        made['host'] = pool_host = empty[0]
+        made['host'] = empty[0]
         cli.run('openstack', 'compute', 'service', 'set', '--disable',
-                pool_host, 'nova-compute')
-        service.create_host_flavor(admin, 'demo.c16', '16 vCPU, 32 GB', 2)
-        service.add_pool_host(admin, 'demo.c16', pool_host)
-        flavor = service.show_host_flavor(admin, 'demo.c16')
-        if flavor['free_hosts'] != [pool_host]:
-            raise AssertionError(flavor)
-        return 'host flavor demo.c16 with %s free' % pool_host
-    story.step('the admin makes a host flavor and pools an emptied host',
-               pool)
+                made['host'], 'nova-compute')
+        cli.run('openstack', 'pcloud', 'host', 'flavor', 'create',
+                'demo.c16', '--units', '2', '--description',
+                '16 vCPU, 32 GB')
+        cli.run('openstack', 'pcloud', 'host', 'flavor', 'host', 'add',
+                'demo.c16', made['host'])
+        flavors = cli.json('openstack', 'pcloud', 'host', 'flavor', 'list',
+                           user=demo)
+        if [(f['ID'], f['Free Hosts']) for f in flavors] != [
+                ('demo.c16', 1)]:
+            raise AssertionError(flavors)
+        return 'host flavor demo.c16, 1 free host, seen by the member'
+    story.step('the admin makes a host flavor and pools an emptied host: '
+               'openstack pcloud host flavor create / host add', pool)
 
     def take_host():
-        made['pcloud'] = service.create_pcloud(demo, 'demo-pcloud')['id']
-        service.allocate_host(demo, made['pcloud'], 'rack-a', 'demo.c16')
-        service.enable_host(demo, made['pcloud'], 'rack-a')
-        seen = repr([service.show_pcloud(demo, made['pcloud']),
-                     service.list_hosts(demo, made['pcloud'])])
-        if made['host'] in seen:
-            raise AssertionError('the member sees %s: %s'
-                                 % (made['host'], seen))
+        made['pcloud'] = cli.json('openstack', 'pcloud', 'create',
+                                  'demo-pcloud', user=demo)['id']
+        cli.run('openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
+                'rack-a', '--flavor', 'demo.c16', user=demo)
+        cli.run('openstack', 'pcloud', 'host', 'set', 'demo-pcloud',
+                'rack-a', '--enable', user=demo)
+        seen = cli.run('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
+                       user=demo)
+        seen += cli.run('openstack', 'pcloud', 'show', 'demo-pcloud',
+                        user=demo)
+        if made['host'] in seen or 'rack-a' not in seen:
+            raise AssertionError('the member sees: %s' % seen)
         return 'pcloud %s holds rack-a, enabled' % made['pcloud']
-    story.step('the demo member creates a pcloud and takes a host',
-               take_host)
+    story.step('the demo member creates a pcloud and takes a host: '
+               'openstack pcloud create / host allocate', take_host)
 
     def boot_in_pcloud():
         server = cli.json('openstack', 'server', 'create', '--flavor',
                           'm1.small', '--image', 'cirros', '--nic', 'none',
                           '--hint', 'pcloud=%s' % made['pcloud'], '--wait',
-                          'demo-pcloud-vm', user=common.DEMO_USER)
+                          'demo-pcloud-vm', user=demo)
         host = cli.json('openstack', 'server', 'show', server['id'])[
             'OS-EXT-SRV-ATTR:host']
         if host != made['host']:
@@ -442,26 +420,41 @@ def pcloud_story(story, sandbox, cli, hosts):
                                   common.ALT_USER, '--hint',
                                   'pcloud=%s' % made['pcloud']))
 
-    def busy():
-        (host,) = service.list_hosts(demo, made['pcloud'])
-        if host['instances'] != [made['server']]:
-            raise AssertionError(host)
-        service.disable_host(demo, made['pcloud'], 'rack-a')
+    def not_found_for_alt():
         try:
-            service.release_host(demo, made['pcloud'], 'rack-a')
-        except exception.PcloudHostBusy as e:
+            cli.run('openstack', 'pcloud', 'show', made['pcloud'],
+                    user=common.ALT_USER)
+        except CommandFailed as e:
+            return 'refused: %s' % e
+        raise AssertionError('alt sees the demo member\'s pcloud')
+    story.step('nor does it see the pcloud', not_found_for_alt)
+
+    def busy():
+        (host,) = cli.json('openstack', 'pcloud', 'host', 'list',
+                           'demo-pcloud', user=demo)
+        if host['Instances'] != [made['server']]:
+            raise AssertionError(host)
+        cli.run('openstack', 'pcloud', 'host', 'set', 'demo-pcloud',
+                'rack-a', '--disable', user=demo)
+        try:
+            cli.run('openstack', 'pcloud', 'host', 'release', 'demo-pcloud',
+                    'rack-a', user=demo)
+        except CommandFailed as e:
             return 'rack-a lists its server; release refused: %s' % e
         raise AssertionError('released a host with a server on it')
-    story.step('the pcloud lists its server and keeps a busy host', busy)
+    story.step('the pcloud lists its server and keeps a busy host',
+               busy)
 
     def give_back():
         cli.run('openstack', 'server', 'delete', '--wait', made['server'],
-                user=common.DEMO_USER)
-        service.release_host(demo, made['pcloud'], 'rack-a')
-        service.delete_pcloud(demo, made['pcloud'])
-        flavor = service.show_host_flavor(admin, 'demo.c16')
-        if flavor['free_hosts'] != [made['host']]:
-            raise AssertionError(flavor)
+                user=demo)
+        cli.run('openstack', 'pcloud', 'host', 'release', 'demo-pcloud',
+                'rack-a', user=demo)
+        cli.run('openstack', 'pcloud', 'delete', 'demo-pcloud', user=demo)
+        pool = cli.json('openstack', 'pcloud', 'host', 'flavor', 'host',
+                        'list', 'demo.c16')
+        if pool != [{'Host': made['host'], 'Pcloud ID': None}]:
+            raise AssertionError(pool)
         return 'pcloud deleted, %s free in the pool again' % made['host']
     story.step('emptied, released and deleted, the host returns to the '
                'pool', give_back)
