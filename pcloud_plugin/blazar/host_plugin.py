@@ -70,6 +70,7 @@ from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
@@ -367,8 +368,10 @@ class PcloudHostPlugin(base.BasePlugin):
 
     def __init__(self):
         super().__init__()
-        self.monitor = (RetryMonitor(self)
-                        if CONF.pcloud_host.retry_interval else None)
+        # Waiting reservations and interrupted clean-ups, every interval.
+        self.monitor = (monitor.PollingMonitor(
+            self.poll, lambda: CONF.pcloud_host.retry_interval)
+            if CONF.pcloud_host.retry_interval else None)
         self.notifier = HostUsageNotifier(CONF)
         self._nova = None
 
@@ -830,6 +833,10 @@ class PcloudHostPlugin(base.BasePlugin):
         # Hosts may have come free for those waiting.
         self.retry_waiting()
 
+    def poll(self):
+        self.retry_waiting()
+        self.sweep()
+
     def sweep(self):
         """Retry taking out of pclouds the hosts of ended reservations."""
         for row in host_db.list_reservations(self._ctx(),
@@ -950,42 +957,3 @@ class PcloudHostPlugin(base.BasePlugin):
         found = self._allocations(set(resource_id_list), lease_id,
                                   reservation_id)
         return {host: found.get(host, []) for host in resource_id_list}
-
-
-class RetryMonitor(base.BaseMonitorPlugin):
-    """Blazar's polling monitor checks the waiting reservations and
-
-    finishes interrupted clean-ups every [pcloud_host] retry_interval.
-    """
-
-    def __init__(self, plugin):
-        self.plugin = plugin
-
-    def is_notification_enabled(self):
-        return False
-
-    def get_notification_event_types(self):
-        return []
-
-    def get_notification_topics(self):
-        return []
-
-    def notification_callback(self, event_type, payload):
-        return {}
-
-    def is_polling_enabled(self):
-        return True
-
-    def get_polling_interval(self):
-        return CONF.pcloud_host.retry_interval
-
-    def poll(self):
-        self.plugin.retry_waiting()
-        self.plugin.sweep()
-        return {}
-
-    def get_healing_interval(self):
-        return 0
-
-    def heal(self):
-        return {}

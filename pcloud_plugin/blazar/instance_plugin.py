@@ -46,6 +46,7 @@ from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.clients import nova as nova_client
@@ -149,8 +150,9 @@ class VirtualInstancePlugin(base.BasePlugin):
 
     def __init__(self):
         super().__init__()
-        self.monitor = (CleanupMonitor(self)
-                        if CONF.pcloud_instance.cleanup_interval else None)
+        self.monitor = (monitor.PollingMonitor(
+            self.sweep, lambda: CONF.pcloud_instance.cleanup_interval)
+            if CONF.pcloud_instance.cleanup_interval else None)
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()
         self._nova = None
@@ -685,38 +687,3 @@ class VirtualInstancePlugin(base.BasePlugin):
         found = self._allocations(set(resource_id_list), lease_id,
                                   reservation_id)
         return {host: found.get(host, []) for host in resource_id_list}
-
-
-class CleanupMonitor(base.BaseMonitorPlugin):
-    """Blazar's polling monitor runs sweep() every cleanup_interval."""
-
-    def __init__(self, plugin):
-        self.plugin = plugin
-
-    def is_notification_enabled(self):
-        return False
-
-    def get_notification_event_types(self):
-        return []
-
-    def get_notification_topics(self):
-        return []
-
-    def notification_callback(self, event_type, payload):
-        return {}
-
-    def is_polling_enabled(self):
-        return True
-
-    def get_polling_interval(self):
-        return CONF.pcloud_instance.cleanup_interval
-
-    def poll(self):
-        self.plugin.sweep()
-        return {}
-
-    def get_healing_interval(self):
-        return 0
-
-    def heal(self):
-        return {}

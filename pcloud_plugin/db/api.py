@@ -84,6 +84,18 @@ def get_engine():
     return main_context_manager.writer.get_engine()
 
 
+def writer(context):
+    """A write transaction of the ledger, for modules that add tables."""
+    configure()
+    return main_context_manager.writer.using(context)
+
+
+def reader(context):
+    """A read transaction of the ledger, for modules that add tables."""
+    configure()
+    return main_context_manager.reader.using(context)
+
+
 def _reader(fn):
     @functools.wraps(fn)
     def wrapper(context, *args, **kwargs):
@@ -100,7 +112,7 @@ class _GenerationConflict(Exception):
         self.what = what
 
 
-def _writer_with_cas_retry(fn):
+def writer_with_cas_retry(fn):
     """Run ``fn(session, ...)`` in its own write transaction, retrying it
 
     whole when a generation compare-and-swap (or a deadlock the database
@@ -302,7 +314,7 @@ def rename_provider(context, uuid, name):
                 reason='another provider is named %r' % name)
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def set_parent(session, uuid, parent_uuid):
     """Give a root provider a parent (Placement forbids re-parenting)."""
     row = _provider_row(session, uuid)
@@ -343,7 +355,7 @@ def get_inventories(session, uuid):
     return {r['name']: _inventory_of(r) for r in rows}
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def set_inventories(session, uuid, inventories, generation=None):
     """Replace a provider's inventories.
 
@@ -399,7 +411,7 @@ def get_traits(session, uuid):
             _RP_TRAIT.c.resource_provider_id == row['id'])).scalars())
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def set_traits(session, uuid, traits):
     row = _provider_row(session, uuid)
     trait_ids = _ensure_names(session, _TRAIT, 'trait', traits,
@@ -421,7 +433,7 @@ def get_aggregates(session, uuid):
             _RP_AGG.c.resource_provider_id == row['id'])).scalars())
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def set_aggregates(session, uuid, aggregates):
     row = _provider_row(session, uuid)
     session.execute(_RP_AGG.delete().where(
@@ -517,7 +529,7 @@ def _window(start, end):
     return window_mod.Window.of(start, end)
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def claim(session, consumer_id, amounts, start=None, end=None):
     """Claim ``amounts`` ({provider uuid: {class: n}}) for one consumer
 
@@ -542,7 +554,7 @@ def claim(session, consumer_id, amounts, start=None, end=None):
     return window
 
 
-@_writer_with_cas_retry
+@writer_with_cas_retry
 def change_claim(session, consumer_id, amounts=None, start=None, end=None,
                  open_end=False):
     """Move, resize or re-amount a consumer's claims, all or nothing.

@@ -59,16 +59,6 @@ class HostReservationNotFound(exception.NotFound):
     msg_fmt = 'No host reservation %(reservation)s.'
 
 
-def _writer(context):
-    db_api.configure()
-    return db_api.main_context_manager.writer.using(context)
-
-
-def _reader(context):
-    db_api.configure()
-    return db_api.main_context_manager.reader.using(context)
-
-
 # --- records ---------------------------------------------------------------
 
 def _hosts_of(session, reservation_ids):
@@ -112,7 +102,7 @@ def create(context, reservation_id, values, hosts=()):
     row = {f: values.get(f) for f in _FIELDS}
     if row['state'] not in STATES:
         raise exception.Invalid(reason='unknown state %r' % row['state'])
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         try:
             session.execute(_RES.insert().values(
                 reservation_id=reservation_id,
@@ -126,7 +116,7 @@ def create(context, reservation_id, values, hosts=()):
 
 def get(context, reservation_id):
     """The reservation with its 'hosts', or HostReservationNotFound."""
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         row = session.execute(sa.select(_RES).where(
             _RES.c.reservation_id == reservation_id)).mappings().first()
         if row is None:
@@ -150,7 +140,7 @@ def list_reservations(context, lease_id=None, reservation_id=None,
         query = query.where(_RES.c.state.in_(states))
     if ending_after is not None:
         query = query.where(_RES.c.end_time > ending_after)
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         rows = list(session.execute(query).mappings())
         hosts = _hosts_of(session, [r['reservation_id'] for r in rows])
         return [_as_dict(r, hosts[r['reservation_id']]) for r in rows]
@@ -164,7 +154,7 @@ def update(context, reservation_id, hosts=None, **values):
                                 % ', '.join(sorted(unknown)))
     if 'state' in values and values['state'] not in STATES:
         raise exception.Invalid(reason='unknown state %r' % values['state'])
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         result = session.execute(_RES.update().where(
             _RES.c.reservation_id == reservation_id).values(
                 updated_at=timeutils.utcnow(), **values))
@@ -176,7 +166,7 @@ def update(context, reservation_id, hosts=None, **values):
 
 def set_joined(context, reservation_id, host_uuid, joined):
     """Record whether one host is in the pcloud's aggregate."""
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         session.execute(_HOST.update().where(
             _HOST.c.reservation_id == reservation_id,
             _HOST.c.host_uuid == host_uuid).values(joined=bool(joined)))
@@ -187,7 +177,7 @@ def joined_service_hosts(context):
 
     taken out.
     """
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         return set(session.execute(sa.select(_HOST.c.service_host).where(
             _HOST.c.joined == sa.true())).scalars())
 
@@ -213,7 +203,7 @@ def _tree_rows(session, roots):
     return root_rows, trees
 
 
-@db_api._writer_with_cas_retry
+@db_api.writer_with_cas_retry
 def claim_hosts(session, consumer_id, roots, start=None, end=None,
                 replace=False):
     """Claim the hosts whose root providers are ``roots``, whole, for
@@ -323,7 +313,7 @@ def busy_intervals(context, roots, not_before, before=None,
         query = query.where(_ALLOC.c.start_time < before)
     if exclude_consumer is not None:
         query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         for uuid, c_start, c_end in session.execute(query):
             busy[uuid].append((c_start, c_end))
     for intervals in busy.values():

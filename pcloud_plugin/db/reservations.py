@@ -49,16 +49,6 @@ class ReservationNotFound(exception.NotFound):
     msg_fmt = 'No instance reservation %(reservation)s.'
 
 
-def _writer(context):
-    db_api.configure()
-    return db_api.main_context_manager.writer.using(context)
-
-
-def _reader(context):
-    db_api.configure()
-    return db_api.main_context_manager.reader.using(context)
-
-
 def _slots_of(session, reservation_ids):
     slots = collections.defaultdict(list)
     if reservation_ids:
@@ -95,7 +85,7 @@ def create(context, reservation_id, values, slots):
     """
     row = {f: values.get(f) for f in _FIELDS}
     row['state'] = row['state'] or RESERVED
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         try:
             session.execute(_RES.insert().values(
                 reservation_id=reservation_id,
@@ -110,7 +100,7 @@ def create(context, reservation_id, values, slots):
 
 def get(context, reservation_id):
     """The reservation with its 'slots', or ReservationNotFound."""
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         row = session.execute(sa.select(_RES).where(
             _RES.c.reservation_id == reservation_id)).mappings().first()
         if row is None:
@@ -120,7 +110,7 @@ def get(context, reservation_id):
 
 
 def get_by_resource_id(context, resource_id):
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         row = session.execute(sa.select(_RES).where(
             _RES.c.resource_id == resource_id)).mappings().first()
         if row is None:
@@ -143,7 +133,7 @@ def list_reservations(context, lease_id=None, reservation_id=None,
         query = query.where(_RES.c.state == state)
     if ending_after is not None:
         query = query.where(_RES.c.end_time > ending_after)
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         rows = list(session.execute(query).mappings())
         slots = _slots_of(session, [r['reservation_id'] for r in rows])
         return [_as_dict(r, slots[r['reservation_id']]) for r in rows]
@@ -155,7 +145,7 @@ def update(context, reservation_id, slots=None, **values):
     if unknown:
         raise exception.Invalid(reason='unknown fields %s'
                                 % ', '.join(sorted(unknown)))
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         result = session.execute(_RES.update().where(
             _RES.c.reservation_id == reservation_id).values(
                 updated_at=timeutils.utcnow(), **values))
@@ -167,14 +157,14 @@ def update(context, reservation_id, slots=None, **values):
 
 def set_placed(context, reservation_id, host_uuid, placed):
     """Record how many slots Placement holds on one host."""
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         session.execute(_SLOT.update().where(
             _SLOT.c.reservation_id == reservation_id,
             _SLOT.c.host_uuid == host_uuid).values(placed=placed))
 
 
 def delete(context, reservation_id):
-    with _writer(context) as session:
+    with db_api.writer(context) as session:
         session.execute(_SLOT.delete().where(
             _SLOT.c.reservation_id == reservation_id))
         session.execute(_RES.delete().where(
@@ -201,7 +191,7 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
     if exclude_consumer is not None:
         query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
     deltas = collections.Counter({window.start: 0})
-    with _reader(context) as session:
+    with db_api.reader(context) as session:
         for uuid, c_start, c_end, used in session.execute(query):
             if provider_uuids is not None and uuid not in provider_uuids:
                 continue
