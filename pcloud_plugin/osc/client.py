@@ -24,6 +24,7 @@ USER_AGENT = 'pcloud-osc'
 FLAVORS = 'pcloud-host-flavors'
 PCLOUDS = 'pclouds'
 RATIOS = 'allocation-ratios'
+HOST_RESOURCE_TYPE = 'pcloud:host'
 
 
 def _path(*parts):
@@ -188,3 +189,17 @@ class Client(object):
             body['ram_allocation_ratio'] = ram
         return self._request('PUT', _path(PCLOUDS, pcloud_id, RATIOS),
                              body)['allocation_ratios']
+
+    # Whole-host leases: Blazar's own lease API, resource_type pcloud:host.
+
+    def create_host_lease(self, name, start, end, reservation):
+        """POST /v1/leases with one pcloud:host reservation.
+
+        ``reservation`` holds the pcloud:host fields (amount, host_flavor,
+        pcloud_id, ...); start and end are 'YYYY-MM-DD HH:MM' or 'now'.
+        """
+        body = {'name': name, 'start_date': start, 'end_date': end,
+                'events': [],
+                'reservations': [dict(reservation,
+                                      resource_type=HOST_RESOURCE_TYPE)]}
+        return self._request('POST', _path('leases'), body)['lease']

@@ -69,6 +69,19 @@ class ClientTest(base.TestCase):
         self.request.assert_called_once_with(
             '/pclouds/p/hosts/a%2Fb%20c', 'GET', raise_exc=False)
 
+    def test_host_lease_is_a_blazar_lease_of_pcloud_host(self):
+        self.request.return_value = _response(201, {'lease': {'id': 'l'}})
+        self.assertEqual({'id': 'l'}, self.client.create_host_lease(
+            'mine', 'now', '2031-01-01 10:00',
+            {'pcloud_id': 'p', 'host_flavor': 'big', 'amount': 2}))
+        self.request.assert_called_once_with(
+            '/leases', 'POST', raise_exc=False,
+            json={'name': 'mine', 'start_date': 'now',
+                  'end_date': '2031-01-01 10:00', 'events': [],
+                  'reservations': [{
+                      'resource_type': 'pcloud:host', 'pcloud_id': 'p',
+                      'host_flavor': 'big', 'amount': 2}]})
+
     def test_bodies_and_queries(self):
         self.request.return_value = _response(201, {'host': {'name': 'h'}})
         self.assertEqual({'name': 'h'}, self.client.allocate_host(
