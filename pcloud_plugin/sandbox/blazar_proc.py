@@ -78,6 +78,8 @@ def _write_conf(spec, run_dir):
         # Our plugins': the ledger, and admin access to Nova and Placement.
         'pcloud_database': {'connection': spec['databases']['ledger']},
         'pcloud_nova': _service_auth(spec),
+        # The demo shows a BEST-EFFORT lease moving others' servers away.
+        'pcloud_host': {'live_migrate_others': True},
         'pcloud_placement': _service_auth(spec),
     })
 

@@ -450,11 +450,141 @@ def pcloud_story(story, sandbox, cli, hosts):
                 user=demo)
         cli.run('openstack', 'pcloud', 'host', 'release', 'demo-pcloud',
                 'rack-a', user=demo)
+        return 'rack-a released, %s free in the pool again' % made['host']
+    story.step('emptied and released, the host returns to the pool',
+               give_back)
+
+    scheduled_host_story(story, cli, made)
+    best_effort_story(story, cli, made)
+
+    def delete():
         cli.run('openstack', 'pcloud', 'delete', 'demo-pcloud', user=demo)
         pool = cli.json('openstack', 'pcloud', 'host', 'flavor', 'host',
                         'list', 'demo.c16')
         if pool != [{'Host': made['host'], 'Pcloud ID': None}]:
             raise AssertionError(pool)
-        return 'pcloud deleted, %s free in the pool again' % made['host']
-    story.step('emptied, released and deleted, the host returns to the '
-               'pool', give_back)
+        return 'pcloud deleted, %s free in the pool' % made['host']
+    story.step('the demo member deletes the empty pcloud', delete)
+
+
+def _minute(delta):
+    """A lease date ``delta`` from now, to the whole minute (UTC)."""
+    return (datetime.datetime.now(datetime.timezone.utc)
+            + delta).strftime('%Y-%m-%d %H:%M')
+
+
+def scheduled_host_story(story, cli, made):
+    """A SCHEDULE pcloud:host lease: waits, then its host joins the
+
+    pcloud at the start and leaves at the end, on time.
+    """
+    demo = common.DEMO_USER
+    name = 'demo-scheduled-host'
+    # At least a minute ahead: the lease is made before it starts.
+    start = _minute(datetime.timedelta(seconds=120))
+    end = _minute(datetime.timedelta(seconds=180))
+
+    def hosts():
+        return cli.json('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
+                        user=demo)
+
+    def book():
+        cli.run('openstack', 'pcloud', 'lease', 'create', name, '--pcloud',
+                'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
+                'SCHEDULE', '--start-date', start, '--end-date', end,
+                user=demo)
+        lease = cli.json('openstack', 'reservation', 'lease', 'show', name,
+                         user=demo)
+        if lease['status'] != 'PENDING' or hosts():
+            raise AssertionError('before its start: %s, hosts %s'
+                                 % (lease['status'], hosts()))
+        return 'PENDING until %s, the pcloud still empty' % start
+    story.step('the demo member books a host for %s to %s: openstack '
+               'pcloud lease create --type SCHEDULE' % (start, end), book)
+
+    def started():
+        cli.wait('lease %s to start' % name,
+                 ('openstack', 'reservation', 'lease', 'show', name),
+                 lambda lease: lease['status'] == 'ACTIVE', user=demo,
+                 timeout=240)
+        found = hosts()
+        if [h['State'] for h in found] != ['enabled']:
+            raise AssertionError(found)
+        return 'ACTIVE at %s; the pcloud holds %s, enabled' % (
+            datetime.datetime.now(datetime.timezone.utc).strftime(
+                '%H:%M:%S'), found[0]['Name'])
+    story.step('at its start the lease is ACTIVE and its host in the '
+               'pcloud', started)
+
+    def ended():
+        cli.wait('lease %s to end' % name,
+                 ('openstack', 'reservation', 'lease', 'show', name),
+                 lambda lease: lease['status'] == 'TERMINATED', user=demo,
+                 timeout=240)
+        if hosts():
+            raise AssertionError('still in the pcloud: %s' % hosts())
+        cli.run('openstack', 'reservation', 'lease', 'delete', name,
+                user=demo)
+        return 'TERMINATED at %s; the host left the pcloud' % (
+            datetime.datetime.now(datetime.timezone.utc).strftime(
+                '%H:%M:%S'))
+    story.step('at its end the host leaves the pcloud', ended)
+
+
+def best_effort_story(story, cli, made):
+    """A BEST-EFFORT pcloud:host lease whose host runs another project's
+
+    server: at its start the server is live-migrated away and the host
+    joins the pcloud.
+    """
+    demo = common.DEMO_USER
+    name = 'demo-best-effort'
+    found = {}
+
+    def squatter():
+        # An admin may place a server on a host of its choosing, past the
+        # scheduler's filters: how another project's server comes to sit
+        # on a pool host.
+        server = cli.json('openstack', 'server', 'create', '--flavor',
+                          'm1.small', '--image', 'cirros', '--nic', 'none',
+                          '--availability-zone', 'nova:%s' % made['host'],
+                          '--wait', 'admin-squatter')
+        found['server'] = server['id']
+        return 'admin-squatter ACTIVE on %s' % made['host']
+    story.step('a server of the admin project sits on the free pool host',
+               squatter)
+
+    def lease():
+        cli.run('openstack', 'pcloud', 'lease', 'create', name, '--pcloud',
+                'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
+                'BEST-EFFORT', '--timeout', '30', '--end-date',
+                _minute(datetime.timedelta(hours=1)), user=demo)
+        cli.wait('lease %s to start' % name,
+                 ('openstack', 'reservation', 'lease', 'show', name),
+                 lambda lease: lease['status'] == 'ACTIVE', user=demo,
+                 timeout=120)
+        moved = cli.wait(
+            'admin-squatter to move',
+            ('openstack', 'server', 'show', found['server']),
+            lambda server: server['status'] == 'ACTIVE' and server[
+                'OS-EXT-SRV-ATTR:host'] != made['host'], timeout=120)
+        hosts = cli.json('openstack', 'pcloud', 'host', 'list',
+                         'demo-pcloud', user=demo)
+        if [h['State'] for h in hosts] != ['enabled']:
+            raise AssertionError(hosts)
+        return ('ACTIVE; admin-squatter live-migrated to %s; the pcloud '
+                'holds %s' % (moved['OS-EXT-SRV-ATTR:host'],
+                              hosts[0]['Name']))
+    story.step('the demo member\'s BEST-EFFORT lease moves it away and '
+               'takes the host: openstack pcloud lease create --type '
+               'BEST-EFFORT', lease)
+
+    def end():
+        cli.run('openstack', 'reservation', 'lease', 'delete', name,
+                user=demo)
+        cli.wait('the host to leave the pcloud',
+                 ('openstack', 'pcloud', 'host', 'list', 'demo-pcloud'),
+                 lambda hosts: hosts == [], user=demo)
+        cli.run('openstack', 'server', 'delete', '--wait', found['server'])
+        return 'the host left the pcloud'
+    story.step('deleting the lease gives the host back', end)
