@@ -30,6 +30,7 @@ import time
 
 import os_resource_classes
 import os_traits
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_log import log as logging
@@ -82,6 +83,28 @@ def configure(conf_=None):
 def get_engine():
     configure()
     return main_context_manager.writer.get_engine()
+
+
+# For modules that add tables beside the ledger's: several managers
+# writing reservation rows at once can deadlock on InnoDB's gap locks; such
+# a transaction is whole, so it is run again.
+retry_on_deadlock = oslo_db_api.wrap_db_retry(
+    max_retries=10, retry_interval=0.05, inc_retry_interval=True,
+    retry_on_deadlock=True)
+
+
+def replace_rows(session, table, key, rows):
+    """Make ``rows`` the rows of ``table`` whose columns match ``key``.
+
+    Delete only rows that exist: a DELETE that finds nothing still takes
+    a gap lock on MySQL, which deadlocks against concurrent inserts.
+    """
+    where = [table.c[column] == value for column, value in key.items()]
+    if session.execute(sa.select(sa.func.count()).select_from(
+            table).where(*where)).scalar():
+        session.execute(table.delete().where(*where))
+    if rows:
+        session.execute(table.insert(), [dict(row, **key) for row in rows])
 
 
 def writer(context):

@@ -83,16 +83,12 @@ def _as_dict(row, hosts):
 
 
 def _write_hosts(session, reservation_id, hosts):
-    session.execute(_HOST.delete().where(
-        _HOST.c.reservation_id == reservation_id))
-    if hosts:
-        session.execute(_HOST.insert(), [
-            dict({f: h.get(f) for f in _HOST_FIELDS},
-                 reservation_id=reservation_id,
-                 joined=bool(h.get('joined')))
-            for h in hosts])
+    db_api.replace_rows(session, _HOST, {'reservation_id': reservation_id}, [
+        dict({f: h.get(f) for f in _HOST_FIELDS},
+             joined=bool(h.get('joined'))) for h in hosts])
 
 
+@db_api.retry_on_deadlock
 def create(context, reservation_id, values, hosts=()):
     """Record a reservation.
 
@@ -146,6 +142,7 @@ def list_reservations(context, lease_id=None, reservation_id=None,
         return [_as_dict(r, hosts[r['reservation_id']]) for r in rows]
 
 
+@db_api.retry_on_deadlock
 def update(context, reservation_id, hosts=None, **values):
     """Change stored fields and, if given, replace the hosts."""
     unknown = set(values) - set(_FIELDS)

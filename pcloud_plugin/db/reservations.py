@@ -68,15 +68,12 @@ def _as_dict(row, slots):
 
 
 def _write_slots(session, reservation_id, slots):
-    session.execute(_SLOT.delete().where(
-        _SLOT.c.reservation_id == reservation_id))
-    if slots:
-        session.execute(_SLOT.insert(), [
-            {'reservation_id': reservation_id, 'host_uuid': s['host_uuid'],
-             'host_name': s['host_name'], 'slots': s['slots'],
-             'placed': s.get('placed', 0)} for s in slots])
+    db_api.replace_rows(session, _SLOT, {'reservation_id': reservation_id}, [
+        {'host_uuid': s['host_uuid'], 'host_name': s['host_name'],
+         'slots': s['slots'], 'placed': s.get('placed', 0)} for s in slots])
 
 
+@db_api.retry_on_deadlock
 def create(context, reservation_id, values, slots):
     """Record a reservation whose ledger claim has just been made.
 
@@ -139,6 +136,7 @@ def list_reservations(context, lease_id=None, reservation_id=None,
         return [_as_dict(r, slots[r['reservation_id']]) for r in rows]
 
 
+@db_api.retry_on_deadlock
 def update(context, reservation_id, slots=None, **values):
     """Change stored fields and, if given, replace the slots."""
     unknown = set(values) - set(_FIELDS)

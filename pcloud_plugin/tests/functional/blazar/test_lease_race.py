@@ -25,6 +25,7 @@ import datetime
 import multiprocessing
 import random
 import time
+import traceback
 
 from blazar.db.sqlalchemy import models as blazar_models
 from oslo_db.sqlalchemy import provision
@@ -81,34 +82,40 @@ def _manager_process(blazar_url, ledger_url, worker, base_time, results):
     mock.patch.object(trusts, 'create_ctx_from_trust',
                       side_effect=lambda trust_id: context()).start()
 
-    manager = manager_service.ManagerService()
-    rng = random.Random(worker)
-    admitted, refused, attempt = [], 0, 0
-    while True:
-        amount = rng.choice((1, 2))
-        affinity = rng.choice((None, True, False)) if amount > 1 else None
-        # Every window holds [base + 50 min, base + 130 min).
-        start = base_time + datetime.timedelta(minutes=rng.randint(0, 50))
-        end = base_time + datetime.timedelta(minutes=rng.randint(130, 190))
-        attempt += 1
-        try:
-            with context():
-                lease = manager.create_lease({
-                    'name': 'w%d-%d' % (worker, attempt),
-                    'start_date': start.strftime('%Y-%m-%d %H:%M'),
-                    'end_date': end.strftime('%Y-%m-%d %H:%M'),
-                    'reservations': [dict(
-                        SLOT, resource_type='virtual:instance',
-                        amount=amount, affinity=affinity,
-                        resource_properties='')],
-                    'events': [], 'trust_id': 'trust', 'user_id': 'u'})
-        except mgr_exc.NotEnoughHostsAvailable:
-            refused += 1
-            if amount == 1:
-                break
-            continue
-        admitted.append((lease['reservations'][0]['id'], amount))
-    results.put((worker, admitted, refused))
+    try:
+        manager = manager_service.ManagerService()
+        rng = random.Random(worker)
+        admitted, refused, attempt = [], 0, 0
+        while True:
+            amount = rng.choice((1, 2))
+            affinity = rng.choice((None, True, False)) if amount > 1 else None
+            # Every window holds [base + 50 min, base + 130 min).
+            start = base_time + datetime.timedelta(
+                minutes=rng.randint(0, 50))
+            end = base_time + datetime.timedelta(
+                minutes=rng.randint(130, 190))
+            attempt += 1
+            try:
+                with context():
+                    lease = manager.create_lease({
+                        'name': 'w%d-%d' % (worker, attempt),
+                        'start_date': start.strftime('%Y-%m-%d %H:%M'),
+                        'end_date': end.strftime('%Y-%m-%d %H:%M'),
+                        'reservations': [dict(
+                            SLOT, resource_type='virtual:instance',
+                            amount=amount, affinity=affinity,
+                            resource_properties='')],
+                        'events': [], 'trust_id': 'trust', 'user_id': 'u'})
+            except mgr_exc.NotEnoughHostsAvailable:
+                refused += 1
+                if amount == 1:
+                    break
+                continue
+            admitted.append((lease['reservations'][0]['id'], amount))
+        results.put((worker, admitted, refused))
+    except Exception:
+        # Reported, so that the test fails at once, saying why.
+        results.put((worker, None, traceback.format_exc()))
 
 
 class _BlazarDatabase:
@@ -154,6 +161,8 @@ class LeaseRace(base.TestCase):
             worker.start()
         reports = [results.get(timeout=300) for _ in workers]
         elapsed = time.monotonic() - began
+        self.assertEqual([], [error for _w, _a, error in reports
+                              if isinstance(error, str)])
         for worker in workers:
             worker.join(timeout=60)
             self.assertEqual(0, worker.exitcode)
