@@ -260,8 +260,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rounds, repeat = (3, 2) if args.quick else (11, 3)
 
-    placement = placement_fixture.server()
-    api = placement_fixture.Adapter(placement.app)
+    fixture = placement_fixture.PlacementFixture()
+    fixture.setUp()
+    try:
+        _run(args, fixture.server, fixture.api, rounds, repeat)
+    finally:
+        fixture.cleanUp()
+
+
+def run(quick=False):
+    """What python -m bench calls."""
+    main(['--quick'] if quick else [])
+
+
+def _run(args, placement, api, rounds, repeat):
     ledger = _ledger(not args.no_ledger)
     rows = []
     loaded = spec = None
