@@ -63,13 +63,13 @@ import datetime
 from blazar import context as blazar_context
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
-from blazar.plugins import base
 from blazar import status
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.capacity import host_windows
@@ -86,7 +86,6 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'pcloud:host'
-QUERY_TYPE_ALLOCATION = 'allocation'
 
 IMMEDIATE = 'IMMEDIATE'
 SCHEDULE = 'SCHEDULE'
@@ -356,7 +355,7 @@ def find_earliest_window(context, forest, pools, params, duration,
     return {'start': start, 'end': end, 'amount': params['amount']}
 
 
-class PcloudHostPlugin(base.BasePlugin):
+class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     """Whole hosts of a host flavor leased into a pcloud."""
 
     resource_type = RESOURCE_TYPE
@@ -364,7 +363,6 @@ class PcloudHostPlugin(base.BasePlugin):
     description = ('Whole hosts of a host flavor leased into a pcloud: '
                    'IMMEDIATE, SCHEDULE or BEST-EFFORT (seeds/001), '
                    'booked on the pcloud capacity ledger.')
-    query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
 
     def __init__(self):
         super().__init__()
@@ -922,15 +920,6 @@ class PcloudHostPlugin(base.BasePlugin):
             ctx, db_api.load_forest(ctx), self.pools(), params, duration,
             not_before=not_before, latest_start=latest_start)
 
-    def get(self, resource_id):
-        """A host (resource ids here are root provider uuids)."""
-        try:
-            provider = db_api.get_provider(self._ctx(), resource_id)
-        except exception.ResourceProviderNotFound:
-            return None
-        return {'id': provider['uuid'],
-                'hypervisor_hostname': provider['name']}
-
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         found = collections.defaultdict(list)
         for row in host_db.list_reservations(
@@ -945,15 +934,3 @@ class PcloudHostPlugin(base.BasePlugin):
                         'start_date': row['start_time'],
                         'end_date': row['end_time']})
         return found
-
-    def list_allocations(self, query, detail=False):
-        options = self.get_query_options(query or {}, QUERY_TYPE_ALLOCATION)
-        return [{'resource_id': host, 'reservations': allocs}
-                for host, allocs in sorted(
-                    self._allocations(**options).items())]
-
-    def query_allocations(self, resource_id_list, lease_id=None,
-                          reservation_id=None):
-        found = self._allocations(set(resource_id_list), lease_id,
-                                  reservation_id)
-        return {host: found.get(host, []) for host in resource_id_list}

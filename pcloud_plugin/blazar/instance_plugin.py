@@ -40,12 +40,12 @@ import threading
 from blazar import context as blazar_context
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
-from blazar.plugins import base
 from blazar import status
 from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
@@ -62,7 +62,6 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'virtual:instance'
-QUERY_TYPE_ALLOCATION = 'allocation'
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
 _NONE = ('none', 'null', '')
@@ -139,14 +138,13 @@ def _expand(hosts):
     return [h for h, n in sorted(hosts.items()) for _ in range(n)]
 
 
-class VirtualInstancePlugin(base.BasePlugin):
+class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
     """Instance slots of a flavor, booked on the capacity ledger."""
 
     resource_type = RESOURCE_TYPE
     title = 'pcloud virtual instance plugin'
     description = ('Instance slots (amount x flavor, affinity true, false '
                    'or none) booked on the pcloud capacity ledger.')
-    query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
 
     def __init__(self):
         super().__init__()
@@ -649,15 +647,6 @@ class VirtualInstancePlugin(base.BasePlugin):
 
     # --- what Blazar shows -----------------------------------------------
 
-    def get(self, resource_id):
-        """A host holding slots (resource ids here are host uuids)."""
-        try:
-            provider = db_api.get_provider(self._ctx(), resource_id)
-        except exception.ResourceProviderNotFound:
-            return None
-        return {'id': provider['uuid'],
-                'hypervisor_hostname': provider['name']}
-
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         found = collections.defaultdict(list)
         for row in res_db.list_reservations(
@@ -675,15 +664,3 @@ class VirtualInstancePlugin(base.BasePlugin):
                         'end_date': row['end_time'],
                         'slots': slot['slots']})
         return found
-
-    def list_allocations(self, query, detail=False):
-        options = self.get_query_options(query or {}, QUERY_TYPE_ALLOCATION)
-        return [{'resource_id': host, 'reservations': allocs}
-                for host, allocs in sorted(
-                    self._allocations(**options).items())]
-
-    def query_allocations(self, resource_id_list, lease_id=None,
-                          reservation_id=None):
-        found = self._allocations(set(resource_id_list), lease_id,
-                                  reservation_id)
-        return {host: found.get(host, []) for host in resource_id_list}

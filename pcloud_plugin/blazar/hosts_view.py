@@ -1,0 +1,57 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What Blazar's API shows of our plugins' hosts and their allocations.
+
+Both plugins hold hosts by their root provider uuid in the ledger; each
+says which of its reservations hold which hosts in ``_allocations``.
+"""
+
+from blazar.plugins import base
+
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin import exception
+
+QUERY_TYPE_ALLOCATION = 'allocation'
+
+
+class LedgerHostsPlugin(base.BasePlugin):
+    """A Blazar plugin whose resources are hosts of the ledger."""
+
+    query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
+
+    def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
+        """{host uuid: [allocation dicts]} of the reservations asked."""
+        raise NotImplementedError()
+
+    def get(self, resource_id):
+        """A host (resource ids here are root provider uuids)."""
+        try:
+            provider = db_api.get_provider(self._ctx(), resource_id)
+        except exception.ResourceProviderNotFound:
+            return None
+        return {'id': provider['uuid'],
+                'hypervisor_hostname': provider['name']}
+
+    def list_allocations(self, query, detail=False):
+        options = self.get_query_options(query or {}, QUERY_TYPE_ALLOCATION)
+        return [{'resource_id': host, 'reservations': allocs}
+                for host, allocs in sorted(
+                    self._allocations(**options).items())]
+
+    def query_allocations(self, resource_id_list, lease_id=None,
+                          reservation_id=None):
+        found = self._allocations(set(resource_id_list), lease_id,
+                                  reservation_id)
+        return {host: found.get(host, []) for host in resource_id_list}
