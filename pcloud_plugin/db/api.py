@@ -27,6 +27,7 @@ import functools
 import random
 import re
 import time
+import weakref
 
 import os_resource_classes
 import os_traits
@@ -596,8 +597,7 @@ def change_claim(session, consumer_id, amounts=None, start=None, end=None,
     if end is None and not open_end:
         end = consumer['end_time']
     window = _window(start or consumer['start_time'], end)
-    session.execute(_ALLOC.delete().where(
-        _ALLOC.c.consumer_id == consumer_id))
+    drop_claims(session, consumer_id)
     session.execute(_CONSUMER.update().where(
         _CONSUMER.c.id == consumer['id']).values(
             start_time=window.start, end_time=window.stored_end))
@@ -618,17 +618,31 @@ def _amounts_of(session, consumer_id):
     return dict(amounts)
 
 
-def release(context, consumer_id):
-    """Drop every claim of a consumer; True if it held any.
+def drop_claims(session, consumer_id):
+    """Delete a consumer's claims and bump the generation of every
 
-    Releasing only frees capacity, so it needs no generation swap on the
-    providers: a concurrent claim that read the old usage was just more
-    cautious than it had to be.
+    provider they were on, so that usage cached by generation
+    (_UsageCache) is read again. The bump is no compare-and-swap: freeing
+    capacity cannot overcommit, whatever was written meanwhile (a claim
+    that read the old generation just retries).
     """
-    configure()
-    with main_context_manager.writer.using(context) as session:
+    rp_ids = sorted(session.execute(
+        sa.select(_ALLOC.c.resource_provider_id).distinct()
+        .where(_ALLOC.c.consumer_id == consumer_id)).scalars())
+    # Delete only rows that exist: see replace_rows.
+    if rp_ids:
         session.execute(_ALLOC.delete().where(
             _ALLOC.c.consumer_id == consumer_id))
+        session.execute(_RP.update().where(_RP.c.id.in_(rp_ids)).values(
+            generation=_RP.c.generation + 1))
+
+
+@retry_on_deadlock
+def release(context, consumer_id):
+    """Drop every claim of a consumer; True if it held any."""
+    configure()
+    with main_context_manager.writer.using(context) as session:
+        drop_claims(session, consumer_id)
         result = session.execute(_CONSUMER.delete().where(
             _CONSUMER.c.uuid == consumer_id))
         return result.rowcount > 0
@@ -652,27 +666,88 @@ def get_usage(session, uuid, start=None, end=None):
     """{class: peak usage} of one provider during [start, end)."""
     window = _window(start, end)
     row = _provider_row(session, uuid)
-    return {rc: peak for rc, peak in _peak_usages(
-        session, window, [row['id']]).get(row['id'], {}).items()}
+    return _peak_usages(session, window, [
+        (row['id'], row['uuid'], row['generation'])])[row['id']]
 
 
-def _peak_usages(session, window, provider_ids=None):
-    """{provider id: {class name: peak}} over claims overlapping window."""
-    query = (sa.select(_ALLOC.c.resource_provider_id, _RC.c.name,
-                       _ALLOC.c.start_time, _ALLOC.c.end_time,
-                       _ALLOC.c.used)
-             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
-             .where(_ALLOC.c.end_time > window.start,
-                    _ALLOC.c.start_time < window.stored_end))
-    if provider_ids is not None:
-        query = query.where(_ALLOC.c.resource_provider_id.in_(provider_ids))
-    claims = collections.defaultdict(list)
-    for rp_id, rc, start, end, used in session.execute(query):
-        claims[rp_id, rc].append((start, end, used))
-    peaks = collections.defaultdict(dict)
-    for (rp_id, rc), rc_claims in claims.items():
-        peaks[rp_id][rc] = window_mod.max_in_sweep(
-            rc_claims, window.start, window.stored_end)[0]
+class _UsageCache:
+    """Every provider's claims as UsageSteps per class, kept between reads.
+
+    An entry is keyed by the provider's id, uuid and generation. Every
+    write to a provider's claims bumps its generation in the same
+    transaction (a claim by compare-and-swap, a release or move with
+    drop_claims), so an entry whose key matches the row just read holds
+    what the database holds, whichever process wrote it; only providers
+    whose generation moved are read again. Kept per engine, so tests and
+    tools with several databases never mix them up.
+    """
+
+    # Above this many stale providers one scan beats a long IN list.
+    _SCAN_ALL = 500
+
+    def __init__(self):
+        self._by_engine = weakref.WeakKeyDictionary()
+
+    def steps(self, session, providers, complete=False):
+        """{provider id: {class name: UsageSteps}}
+
+        for providers given as (id, uuid, generation); ``complete`` says
+        they are all there are, so entries of any other are dropped.
+        """
+        entries = self._by_engine.setdefault(
+            session.connection().engine, {})
+        keys = {rp_id: (uuid, generation)
+                for rp_id, uuid, generation in providers}
+        usage, stale = {}, []
+        for rp_id, key in keys.items():
+            entry = entries.get(rp_id)
+            if entry is not None and entry[0] == key:
+                usage[rp_id] = entry[1]
+            else:
+                stale.append(rp_id)
+        if stale:
+            usage.update(self._read(session, stale))
+            for rp_id in stale:
+                entries[rp_id] = (keys[rp_id], usage[rp_id])
+        if complete:
+            for rp_id in set(entries) - set(keys):
+                entries.pop(rp_id, None)
+        return usage
+
+    def _read(self, session, rp_ids):
+        query = sa.select(_ALLOC.c.resource_provider_id,
+                          _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
+                          _ALLOC.c.end_time, _ALLOC.c.used)
+        if len(rp_ids) <= self._SCAN_ALL:
+            query = query.where(_ALLOC.c.resource_provider_id.in_(rp_ids))
+        claims = collections.defaultdict(list)
+        for rp_id, rc_id, start, end, used in session.execute(query):
+            claims[rp_id, rc_id].append((start, end, used))
+        names = dict(session.execute(sa.select(_RC.c.id, _RC.c.name)).all())
+        usage = {rp_id: {} for rp_id in rp_ids}
+        for (rp_id, rc_id), rc_claims in claims.items():
+            if rp_id in usage:
+                usage[rp_id][names[rc_id]] = window_mod.UsageSteps(rc_claims)
+        return usage
+
+
+_usage_cache = _UsageCache()
+
+
+def _peak_usages(session, window, providers, complete=False):
+    """{provider id: {class name: peak}} during window, for providers
+
+    given as (id, uuid, generation) (see _UsageCache.steps).
+    """
+    peaks = {}
+    for rp_id, by_class in _usage_cache.steps(
+            session, providers, complete).items():
+        used = {}
+        for rc, steps in by_class.items():
+            peak = steps.peak(window.start, window.stored_end)[0]
+            if peak:
+                used[rc] = peak
+        peaks[rp_id] = used
     return peaks
 
 
@@ -701,7 +776,9 @@ def load_forest(session, start=None, end=None):
     for rp_id, agg in session.execute(sa.select(
             _RP_AGG.c.resource_provider_id, _RP_AGG.c.aggregate_uuid)):
         aggregates[rp_id].add(agg)
-    usage = _peak_usages(session, window)
+    usage = _peak_usages(
+        session, window, [(row.id, row.uuid, row.generation) for row in rows],
+        complete=True)
     return forest_mod.ProviderForest([
         forest_mod.Provider(
             uuid=row.uuid, name=row.name, generation=row.generation,

@@ -221,8 +221,7 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
     if consumer is not None:
         if not replace:
             raise exception.ConsumerExists(consumer=consumer_id)
-        session.execute(_ALLOC.delete().where(
-            _ALLOC.c.consumer_id == consumer_id))
+        db_api.drop_claims(session, consumer_id)
         session.execute(_CONSUMER.update().where(
             _CONSUMER.c.id == consumer['id']).values(
                 start_time=window.start, end_time=window.stored_end))

@@ -94,6 +94,11 @@ class ClaimRace(base.TestCase):
                 'VCPU': Inventory(VCPU_PER_PROVIDER),
                 'MEMORY_MB': Inventory(VCPU_PER_PROVIDER * MEMORY_PER_CLAIM)})
 
+        # Warm this process's usage cache: it must see the other
+        # processes' claims through the generations they bump.
+        at_mid = (T_MID, T_MID + datetime.timedelta(minutes=1))
+        self.assertEqual({}, db_api.load_forest(
+            self.context, *at_mid)['race-00'].usage)
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
         workers = [spawn.Process(target=_claimer,
@@ -138,6 +143,13 @@ class ClaimRace(base.TestCase):
             limit = VCPU_PER_PROVIDER * (MEMORY_PER_CLAIM
                                          if rc == 'MEMORY_MB' else 1)
             self.assertEqual(limit, peak, '%s %s' % (uuid, rc))
+        # Every claim spans T_MID, so every provider is full there.
+        self.assertEqual(
+            {'race-%02d' % i: {'VCPU': VCPU_PER_PROVIDER,
+                               'MEMORY_MB': K // PROVIDERS * MEMORY_PER_CLAIM}
+             for i in range(PROVIDERS)},
+            {p.uuid: p.usage for p in db_api.load_forest(
+                self.context, *at_mid)})
         print('%s race: %d processes, %d attempts, %d claims won in %.1fs: '
               '%.1f claims/s won, %.1f attempts/s, %d stale-snapshot '
               'retries' % (self.DRIVER, PROCESSES,

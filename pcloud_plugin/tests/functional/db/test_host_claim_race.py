@@ -38,7 +38,7 @@ HOSTS = 12
 T_MID = datetime.datetime(2031, 6, 1)
 
 
-def _racer(url, worker, whole, results):
+def _racer(url, worker, whole, start_line, results):
     """Claims until nothing it could claim is free."""
     from pcloud_plugin import conf
     from pcloud_plugin.db import host_reservations as host_db
@@ -51,6 +51,9 @@ def _racer(url, worker, whole, results):
     rng = random.Random(worker)
     roots = ['host-%02d' % i for i in range(HOSTS)]
     won, lost = [], 0
+    # Everyone starts at once: a process still importing would find
+    # every host taken, and the race would not be one.
+    start_line.wait(timeout=300)
     for attempt in range(200):
         start = T_MID - datetime.timedelta(hours=rng.randint(1, 48))
         end = T_MID + datetime.timedelta(hours=rng.randint(1, 48))
@@ -101,9 +104,10 @@ class HostClaimRace(base.TestCase):
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
         kinds = [True] * WHOLE_PROCESSES + [False] * SMALL_PROCESSES
-        workers = [spawn.Process(target=_racer,
-                                 args=(database.url, n, whole, results))
-                   for n, whole in enumerate(kinds)]
+        start_line = spawn.Barrier(len(kinds))
+        workers = [spawn.Process(target=_racer, args=(
+            database.url, n, whole, start_line, results))
+            for n, whole in enumerate(kinds)]
         for worker in workers:
             worker.start()
         reports = [results.get(timeout=600) for _ in workers]

@@ -18,6 +18,8 @@ runs the same tests on MariaDB and PostgreSQL).
 """
 
 import datetime
+import functools
+import random
 
 import fixtures
 
@@ -281,6 +283,15 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertFalse(db_api.release(self.context, 'c'))
         self._claim('d', {self.cn1: {'VCPU': 8}}, hours(0), hours(1))
 
+    def test_release_bumps_generation_of_each_provider(self):
+        self._claim('c', {self.cn1: {'VCPU': 1}, self.cn2: {'VCPU': 1}})
+        before = [db_api.get_provider(self.context, rp)['generation']
+                  for rp in (self.cn1, self.cn2)]
+        db_api.release(self.context, 'c')
+        self.assertEqual([g + 1 for g in before], [
+            db_api.get_provider(self.context, rp)['generation']
+            for rp in (self.cn1, self.cn2)])
+
     # --- changes ----------------------------------------------------------
 
     def test_move_window(self):
@@ -304,6 +315,15 @@ class LedgerAPITests(base.LedgerTestCase):
                           self.context, 'b', {self.cn1: {'VCPU': 1}})
         self.assertEqual({self.cn2: {'VCPU': 2}},
                          db_api.get_claims(self.context, 'b')['amounts'])
+
+    def test_move_to_another_provider_bumps_both(self):
+        self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
+        before = [db_api.get_provider(self.context, rp)['generation']
+                  for rp in (self.cn1, self.cn2)]
+        db_api.change_claim(self.context, 'a', {self.cn2: {'VCPU': 6}})
+        self.assertEqual([g + 1 for g in before], [
+            db_api.get_provider(self.context, rp)['generation']
+            for rp in (self.cn1, self.cn2)])
 
     def test_change_to_open_end(self):
         self._claim('a', {self.cn1: {'VCPU': 1}}, hours(0), hours(2))
@@ -366,3 +386,65 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual({}, db_api.load_forest(
             self.context, hours(3), hours(4))[self.cn1].usage)
         self.assertEqual(3, forest[self.cn1].free('VCPU') - 2)
+
+    def test_load_forest_follows_every_kind_of_write(self):
+        """Usage is cached between loads by provider generation.
+
+        Every write to claims must show in the next load, and windows of
+        any shape must give the peak an hour-by-hour count gives.
+        """
+        rng = random.Random(7)
+        held = {}
+        for step in range(60):
+            if held and rng.random() < 0.4:
+                consumer = rng.choice(sorted(held))
+                if rng.random() < 0.5:
+                    db_api.release(self.context, consumer)
+                    del held[consumer]
+                    continue
+                start = hours(rng.randrange(48))
+                amounts = {rng.choice((self.cn1, self.cn2)): {
+                    'VCPU': rng.randint(1, 3)}}
+                change = functools.partial(
+                    db_api.change_claim, self.context, consumer, amounts,
+                    start, start + datetime.timedelta(hours=rng.randint(
+                        1, 24)))
+            else:
+                consumer = 'c%d' % step
+                start = hours(rng.randrange(48))
+                amounts = {rp: {'VCPU': rng.randint(1, 3)}
+                           for rp in rng.sample((self.cn1, self.cn2),
+                                                rng.randint(1, 2))}
+                change = functools.partial(
+                    self._claim, consumer, amounts, start,
+                    None if rng.random() < 0.1 else start + datetime.
+                    timedelta(hours=rng.randint(1, 24)))
+            try:
+                change()
+            except exception.CapacityExceeded:
+                continue
+            held[consumer] = db_api.get_claims(self.context, consumer)
+            start = hours(rng.randrange(-2, 72))
+            end = start + datetime.timedelta(hours=rng.randint(1, 30))
+            forest = db_api.load_forest(self.context, start, end)
+            for rp in (self.cn1, self.cn2):
+                claims = [(c['start'], c['end'], c['amounts'][rp]['VCPU'])
+                          for c in held.values() if rp in c['amounts']]
+                self.assertEqual(
+                    _peak_by_hour(claims, start, end),
+                    forest[rp].usage.get('VCPU', 0),
+                    'step %d, %s, window %s-%s' % (step, rp, start, end))
+
+
+def _peak_by_hour(claims, start, end):
+    """The peak of claims within [start, end), checked hour by hour
+
+    (every claim and window here is on whole hours).
+    """
+    peak, moment = 0, start
+    while moment < end:
+        peak = max(peak, sum(used for c_start, c_end, used in claims
+                             if c_start <= moment
+                             and (c_end is None or moment < c_end)))
+        moment += datetime.timedelta(hours=1)
+    return peak
