@@ -105,6 +105,17 @@ class UsageSteps:
             return 0, None
         return peak, max(self.times[first + levels.index(peak)], start)
 
+    def between(self, start, end):
+        """[(moment, usage from then on)] within [start, end): the usage
+
+        at start, then at every moment a claim starts or ends before end.
+        """
+        first = bisect.bisect_right(self.times, start)
+        last = bisect.bisect_left(self.times, end)
+        steps = [(start, self.levels[first - 1] if first else 0)]
+        steps.extend(zip(self.times[first:last], self.levels[first:last]))
+        return steps
+
 
 def max_in_sweep(claims, start, end):
     """(peak, moment of peak) of the claims within [start, end)."""

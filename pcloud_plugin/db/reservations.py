@@ -188,16 +188,9 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
                     _ALLOC.c.start_time < window.stored_end))
     if exclude_consumer is not None:
         query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
-    deltas = collections.Counter({window.start: 0})
     with db_api.reader(context) as session:
-        for uuid, c_start, c_end, used in session.execute(query):
-            if provider_uuids is not None and uuid not in provider_uuids:
-                continue
-            deltas[max(c_start, window.start)] += used
-            if c_end < window.stored_end:
-                deltas[c_end] -= used
-    steps, running = [], 0
-    for moment in sorted(deltas):
-        running += deltas[moment]
-        steps.append((moment, running))
-    return steps
+        claims = [(c_start, c_end, used)
+                  for uuid, c_start, c_end, used in session.execute(query)
+                  if provider_uuids is None or uuid in provider_uuids]
+    return window_mod.UsageSteps(claims).between(
+        window.start, window.stored_end)

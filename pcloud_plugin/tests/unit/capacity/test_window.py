@@ -74,3 +74,12 @@ class UsageStepsTests(base.TestCase):
                 [(hours(s), hours(e), u) for s, e, u in claims])
             self.assertEqual(expected, steps.peak(hours(start), hours(end)),
                              '%s in [%d, %d)' % (claims, start, end))
+
+    def test_between_lists_each_change_in_the_window(self):
+        steps = window.UsageSteps([(hours(0), hours(4), 2),
+                                   (hours(2), None, 3)])
+        self.assertEqual([(hours(1), 2), (hours(2), 5), (hours(4), 3)],
+                         steps.between(hours(1), hours(9)))
+        self.assertEqual([(hours(-1), 0), (hours(0), 2)],
+                         steps.between(hours(-1), hours(2)))
+        self.assertEqual([(hours(5), 3)], steps.between(hours(5), hours(6)))
