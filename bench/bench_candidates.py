@@ -27,6 +27,7 @@ Run: python bench/bench_candidates.py [--quick] [--no-ledger]
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -209,6 +210,11 @@ class Ledger:
                                group='pcloud_database')
         migration.upgrade()
         self.api, self.context = api, context.get_admin_context()
+        self.path = path
+
+    def close(self):
+        self.api.main_context_manager.dispose_pool()
+        shutil.rmtree(os.path.dirname(self.path))
 
     def reset_and_load(self, spec):
         """Replace the ledger's content with spec; return the loader."""
@@ -275,6 +281,14 @@ def run(quick=False):
 
 def _run(args, placement, api, rounds, repeat):
     ledger = _ledger(not args.no_ledger)
+    try:
+        _run_scenarios(args, placement, api, rounds, repeat, ledger)
+    finally:
+        if ledger:
+            ledger.close()
+
+
+def _run_scenarios(args, placement, api, rounds, repeat, ledger):
     rows = []
     loaded = spec = None
     for name, new_spec, query, options in scenarios(random.Random(2026)):

@@ -34,6 +34,7 @@ looks up pcloud aggregates in Nova), so only the plugins are measured.
 import datetime
 import os
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -279,6 +280,10 @@ def run(quick=False):
     # Sanity: both really admitted; ours holds a claim per reservation.
     assert db_api.get_claims(context_mod.get_admin_context(),
                              'res-00000') is not None
+
+    db_api.main_context_manager.dispose_pool()
+    facade_wrapper._clear_engine()
+    shutil.rmtree(tmp)
 
     ours_p50 = statistics.median(our_ms)
     theirs_p50 = statistics.median(their_ms)

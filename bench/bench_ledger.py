@@ -225,7 +225,7 @@ def measure_window(rounds):
             start, start + datetime.timedelta(days=1))
 
     def forget_usage():
-        db_api._usage_cache = db_api._UsageCache()
+        db_api._provider_cache = db_api._ProviderCache()
 
     now = p50(first - datetime.timedelta(days=2),
               first - datetime.timedelta(days=1))

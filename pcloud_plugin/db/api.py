@@ -23,10 +23,12 @@ SELECT ... FOR UPDATE, so it is safe on Galera multi-writer.
 """
 
 import collections
+import dataclasses
 import functools
 import random
 import re
 import time
+import types
 import weakref
 
 import os_resource_classes
@@ -666,20 +668,39 @@ def get_usage(session, uuid, start=None, end=None):
     """{class: peak usage} of one provider during [start, end)."""
     window = _window(start, end)
     row = _provider_row(session, uuid)
-    return _peak_usages(session, window, [
-        (row['id'], row['uuid'], row['generation'])])[row['id']]
+    return _provider_cache.get(session, [
+        (row['id'], row['uuid'], row['generation'])])[row['id']].peaks(window)
 
 
-class _UsageCache:
-    """Every provider's claims as UsageSteps per class, kept between reads.
+@dataclasses.dataclass(frozen=True)
+class _Details:
+    """What a snapshot needs of a provider beside its row."""
 
-    An entry is keyed by the provider's id, uuid and generation. Every
-    write to a provider's claims bumps its generation in the same
-    transaction (a claim by compare-and-swap, a release or move with
-    drop_claims), so an entry whose key matches the row just read holds
-    what the database holds, whichever process wrote it; only providers
-    whose generation moved are read again. Kept per engine, so tests and
-    tools with several databases never mix them up.
+    inventories: types.MappingProxyType   # class name -> Inventory
+    traits: frozenset
+    aggregates: frozenset
+    usage: types.MappingProxyType   # class name -> UsageSteps, all time
+
+    def peaks(self, window):
+        """{class name: peak usage during window}, classes used only."""
+        peaks = {}
+        for rc, steps in self.usage.items():
+            peak = steps.peak(window.start, window.stored_end)[0]
+            if peak:
+                peaks[rc] = peak
+        return peaks
+
+
+class _ProviderCache:
+    """Each provider's _Details, kept between reads.
+
+    An entry is keyed by the provider's uuid and generation. Every write
+    to a provider's inventories, traits, aggregates or claims bumps its
+    generation in the same transaction (by compare-and-swap, and for a
+    release or move in drop_claims), so an entry whose key matches the
+    row just read holds what the database holds, whichever process wrote
+    it; only providers whose generation moved are read again. Kept per
+    engine, so tests and tools with several databases never mix them up.
     """
 
     # Above this many stale providers one scan beats a long IN list.
@@ -688,67 +709,77 @@ class _UsageCache:
     def __init__(self):
         self._by_engine = weakref.WeakKeyDictionary()
 
-    def steps(self, session, providers, complete=False):
-        """{provider id: {class name: UsageSteps}}
+    def get(self, session, providers, complete=False):
+        """{provider id: _Details} for providers given as (id, uuid,
 
-        for providers given as (id, uuid, generation); ``complete`` says
-        they are all there are, so entries of any other are dropped.
+        generation); ``complete`` says they are all there are, so
+        entries of any other are dropped.
         """
         entries = self._by_engine.setdefault(
             session.connection().engine, {})
         keys = {rp_id: (uuid, generation)
                 for rp_id, uuid, generation in providers}
-        usage, stale = {}, []
+        details, stale = {}, []
         for rp_id, key in keys.items():
             entry = entries.get(rp_id)
             if entry is not None and entry[0] == key:
-                usage[rp_id] = entry[1]
+                details[rp_id] = entry[1]
             else:
                 stale.append(rp_id)
         if stale:
-            usage.update(self._read(session, stale))
+            details.update(self._read(session, stale))
             for rp_id in stale:
-                entries[rp_id] = (keys[rp_id], usage[rp_id])
+                entries[rp_id] = (keys[rp_id], details[rp_id])
         if complete:
             for rp_id in set(entries) - set(keys):
                 entries.pop(rp_id, None)
-        return usage
+        return details
 
     def _read(self, session, rp_ids):
-        query = sa.select(_ALLOC.c.resource_provider_id,
-                          _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
-                          _ALLOC.c.end_time, _ALLOC.c.used)
-        if len(rp_ids) <= self._SCAN_ALL:
-            query = query.where(_ALLOC.c.resource_provider_id.in_(rp_ids))
+        def of(query, column):
+            if len(rp_ids) <= self._SCAN_ALL:
+                query = query.where(column.in_(rp_ids))
+            return session.execute(query)
+
+        inventories = collections.defaultdict(dict)
+        for row in of(sa.select(_INV, _RC.c.name).join(
+                _RC, _RC.c.id == _INV.c.resource_class_id),
+                _INV.c.resource_provider_id).mappings():
+            inventories[row['resource_provider_id']][row['name']] = \
+                _inventory_of(row)
+        traits = collections.defaultdict(set)
+        for rp_id, name in of(
+                sa.select(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.name)
+                .join(_TRAIT, _TRAIT.c.id == _RP_TRAIT.c.trait_id),
+                _RP_TRAIT.c.resource_provider_id):
+            traits[rp_id].add(name)
+        aggregates = collections.defaultdict(set)
+        for rp_id, agg in of(
+                sa.select(_RP_AGG.c.resource_provider_id,
+                          _RP_AGG.c.aggregate_uuid),
+                _RP_AGG.c.resource_provider_id):
+            aggregates[rp_id].add(agg)
         claims = collections.defaultdict(list)
-        for rp_id, rc_id, start, end, used in session.execute(query):
-            claims[rp_id, rc_id].append((start, end, used))
-        names = dict(session.execute(sa.select(_RC.c.id, _RC.c.name)).all())
-        usage = {rp_id: {} for rp_id in rp_ids}
-        for (rp_id, rc_id), rc_claims in claims.items():
-            if rp_id in usage:
-                usage[rp_id][names[rc_id]] = window_mod.UsageSteps(rc_claims)
-        return usage
+        for rp_id, rc, start, end, used in of(
+                sa.select(_ALLOC.c.resource_provider_id, _RC.c.name,
+                          _ALLOC.c.start_time, _ALLOC.c.end_time,
+                          _ALLOC.c.used)
+                .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id),
+                _ALLOC.c.resource_provider_id):
+            claims[rp_id, rc].append((start, end, used))
+        usage = collections.defaultdict(dict)
+        for (rp_id, rc), rc_claims in claims.items():
+            usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)
+        # Every snapshot shares these: read-only, so none can change them.
+        return {rp_id: _Details(
+            inventories=types.MappingProxyType(inventories.get(rp_id, {})),
+            traits=frozenset(traits.get(rp_id, ())),
+            aggregates=frozenset(aggregates.get(rp_id, ())),
+            usage=types.MappingProxyType(usage.get(rp_id, {})))
+            for rp_id in rp_ids}
 
 
-_usage_cache = _UsageCache()
-
-
-def _peak_usages(session, window, providers, complete=False):
-    """{provider id: {class name: peak}} during window, for providers
-
-    given as (id, uuid, generation) (see _UsageCache.steps).
-    """
-    peaks = {}
-    for rp_id, by_class in _usage_cache.steps(
-            session, providers, complete).items():
-        used = {}
-        for rc, steps in by_class.items():
-            peak = steps.peak(window.start, window.stored_end)[0]
-            if peak:
-                used[rc] = peak
-        peaks[rp_id] = used
-    return peaks
+_provider_cache = _ProviderCache()
 
 
 @_reader
@@ -758,34 +789,20 @@ def load_forest(session, start=None, end=None):
     the snapshot the allocation-candidates engine answers from.
     """
     window = _window(start, end)
-    rows = list(session.execute(sa.select(
+    rows = session.execute(sa.select(
         _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-        _RP.c.parent_provider_id, _RP.c.root_provider_id)))
+        _RP.c.parent_provider_id, _RP.c.root_provider_id)).all()
     uuids = {row.id: row.uuid for row in rows}
-    inventories = collections.defaultdict(dict)
-    for row in session.execute(sa.select(_INV, _RC.c.name).join(
-            _RC, _RC.c.id == _INV.c.resource_class_id)).mappings():
-        inventories[row['resource_provider_id']][row['name']] = \
-            _inventory_of(row)
-    traits = collections.defaultdict(set)
-    for rp_id, name in session.execute(
-            sa.select(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.name)
-            .join(_TRAIT, _TRAIT.c.id == _RP_TRAIT.c.trait_id)):
-        traits[rp_id].add(name)
-    aggregates = collections.defaultdict(set)
-    for rp_id, agg in session.execute(sa.select(
-            _RP_AGG.c.resource_provider_id, _RP_AGG.c.aggregate_uuid)):
-        aggregates[rp_id].add(agg)
-    usage = _peak_usages(
-        session, window, [(row.id, row.uuid, row.generation) for row in rows],
+    details = _provider_cache.get(
+        session, [(row.id, row.uuid, row.generation) for row in rows],
         complete=True)
-    return forest_mod.ProviderForest([
-        forest_mod.Provider(
+    providers = []
+    for row in rows:
+        about = details[row.id]
+        providers.append(forest_mod.Provider(
             uuid=row.uuid, name=row.name, generation=row.generation,
             parent_uuid=uuids.get(row.parent_provider_id),
             root_uuid=uuids[row.root_provider_id],
-            inventories=inventories.get(row.id, {}),
-            usage=usage.get(row.id, {}),
-            traits=frozenset(traits.get(row.id, ())),
-            aggregates=frozenset(aggregates.get(row.id, ())))
-        for row in rows])
+            inventories=about.inventories, usage=about.peaks(window),
+            traits=about.traits, aggregates=about.aggregates))
+    return forest_mod.ProviderForest(providers)
