@@ -164,7 +164,13 @@ def writer_with_cas_retry(fn):
     return wrapper
 
 
+# session.info key: this transaction has bumped provider generations and
+# not committed yet (see _ProviderCache).
+_UNCOMMITTED = 'pcloud_uncommitted_generations'
+
+
 def _bump_generation(session, table, row_id, generation, what):
+    session.info[_UNCOMMITTED] = True
     result = session.execute(
         table.update()
         .where(table.c.id == row_id, table.c.generation == generation)
@@ -633,6 +639,7 @@ def drop_claims(session, consumer_id):
         .where(_ALLOC.c.consumer_id == consumer_id)).scalars())
     # Delete only rows that exist: see replace_rows.
     if rp_ids:
+        session.info[_UNCOMMITTED] = True
         session.execute(_ALLOC.delete().where(
             _ALLOC.c.consumer_id == consumer_id))
         session.execute(_RP.update().where(_RP.c.id.in_(rp_ids)).values(
@@ -728,8 +735,12 @@ class _ProviderCache:
                 stale.append(rp_id)
         if stale:
             details.update(self._read(session, stale))
-            for rp_id in stale:
-                entries[rp_id] = (keys[rp_id], details[rp_id])
+            # Read inside a write that has bumped generations, it may be
+            # rolled back: keep nothing keyed by a generation that may
+            # never be committed.
+            if not session.info.get(_UNCOMMITTED):
+                for rp_id in stale:
+                    entries[rp_id] = (keys[rp_id], details[rp_id])
         if complete:
             for rp_id in set(entries) - set(keys):
                 entries.pop(rp_id, None)

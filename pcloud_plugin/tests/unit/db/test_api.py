@@ -387,6 +387,23 @@ class LedgerAPITests(base.LedgerTestCase):
             self.context, hours(3), hours(4))[self.cn1].usage)
         self.assertEqual(3, forest[self.cn1].free('VCPU') - 2)
 
+    def test_forest_read_inside_a_write_that_rolls_back(self):
+        class RolledBack(Exception):
+            pass
+
+        try:
+            with db_api.writer(self.context):
+                # The claim joins this write and is never committed.
+                self._claim('a', {self.cn1: {'VCPU': 5}}, hours(0), hours(1))
+                db_api.load_forest(self.context, hours(0), hours(1))
+                raise RolledBack()
+        except RolledBack:
+            pass
+        # Takes the provider to the generation the rolled-back claim had.
+        self._claim('b', {self.cn1: {'VCPU': 2}}, hours(0), hours(1))
+        self.assertEqual({'VCPU': 2}, db_api.load_forest(
+            self.context, hours(0), hours(1))[self.cn1].usage)
+
     def test_load_forest_follows_every_kind_of_write(self):
         """Usage is cached between loads by provider generation.
 
