@@ -800,20 +800,20 @@ def load_forest(session, start=None, end=None):
     the snapshot the allocation-candidates engine answers from.
     """
     window = _window(start, end)
-    rows = session.execute(sa.select(
-        _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-        _RP.c.parent_provider_id, _RP.c.root_provider_id)).all()
-    uuids = {row.id: row.uuid for row in rows}
+    # Plain tuples: attribute access on 7,000 rows costs more than the
+    # query.
+    rows = [tuple(row) for row in session.execute(sa.select(
+        _RP.c.id, _RP.c.uuid, _RP.c.generation, _RP.c.name,
+        _RP.c.parent_provider_id, _RP.c.root_provider_id))]
+    uuids = {row[0]: row[1] for row in rows}
     details = _provider_cache.get(
-        session, [(row.id, row.uuid, row.generation) for row in rows],
-        complete=True)
+        session, [row[:3] for row in rows], complete=True)
     providers = []
-    for row in rows:
-        about = details[row.id]
+    for rp_id, uuid, generation, name, parent_id, root_id in rows:
+        about = details[rp_id]
         providers.append(forest_mod.Provider(
-            uuid=row.uuid, name=row.name, generation=row.generation,
-            parent_uuid=uuids.get(row.parent_provider_id),
-            root_uuid=uuids[row.root_provider_id],
+            uuid=uuid, name=name, generation=generation,
+            parent_uuid=uuids.get(parent_id), root_uuid=uuids[root_id],
             inventories=about.inventories, usage=about.peaks(window),
             traits=about.traits, aggregates=about.aggregates))
     return forest_mod.ProviderForest(providers)
