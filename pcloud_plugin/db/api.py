@@ -629,10 +629,10 @@ def _amounts_of(session, consumer_id):
 def drop_claims(session, consumer_id):
     """Delete a consumer's claims and bump the generation of every
 
-    provider they were on, so that usage cached by generation
-    (_UsageCache) is read again. The bump is no compare-and-swap: freeing
-    capacity cannot overcommit, whatever was written meanwhile (a claim
-    that read the old generation just retries).
+    provider they were on, so that what _ProviderCache keeps of them is
+    read again. The bump is no compare-and-swap: freeing capacity cannot
+    overcommit, whatever was written meanwhile (a claim that read the old
+    generation just retries).
     """
     rp_ids = sorted(session.execute(
         sa.select(_ALLOC.c.resource_provider_id).distinct()
