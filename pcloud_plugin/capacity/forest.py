@@ -20,7 +20,9 @@ engine reads it; neither this module nor the engine does any I/O.
 import dataclasses
 
 
-@dataclasses.dataclass
+# Slotted: a load makes thousands, and fewer objects mean cheaper garbage
+# collections in the services that hold them.
+@dataclasses.dataclass(slots=True)
 class Provider:
     uuid: str
     name: str
