@@ -14,6 +14,7 @@
 """Capacity arithmetic of one inventory record (seeds/002)."""
 
 import dataclasses
+import functools
 import math
 
 from pcloud_plugin import exception
@@ -31,7 +32,8 @@ class Inventory:
     step_size: int = 1
     allocation_ratio: float = 1.0
 
-    @property
+    # Cached: the engine asks for it for every provider of every candidate.
+    @functools.cached_property
     def capacity(self):
         """What may be claimed at any one instant: (total - reserved) x ratio.
 
