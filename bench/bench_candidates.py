@@ -14,14 +14,15 @@
 """GET /allocation_candidates: real Placement in-process against our engine.
 
 Each scenario's forest is loaded both in Placement (openstack-placement's
-WSGI app on its own in-memory SQLite, called without a socket) and as our
-ProviderForest; the same query is timed on both and the median (p50)
-latencies printed side by side. "ours" times the engine alone on a forest
-already in memory; "ours incl. load" adds loading that forest from the
-ledger database (pcloud_plugin.db.api.load_forest, SQLite file), and is
-left out when the ledger is not there.
+WSGI app on its own in-memory SQLite, called without a socket) and in our
+ledger (a SQLite file); the same query is timed on both and the median
+(p50) latencies printed side by side. "ours" times the engine alone on the
+forest read from the ledger once; "ours incl. load" reads it again for
+each query (pcloud_plugin.db.api.load_forest, as the reservation plugins
+do), which is what a query costs in a running service.
 
-Run: python bench/bench_candidates.py [--quick] [--no-ledger]
+Run: python -m bench candidates [--quick], or
+python bench/bench_candidates.py [--quick] [--only NAME]
 """
 
 import argparse
@@ -195,74 +196,38 @@ def p50s(timed, rounds):
 
 
 class Ledger:
-    """The same forest in the ledger database, loaded for each query."""
+    """Our side: the scenario's forest in a scratch ledger database."""
 
-    def __init__(self, path):
-        from oslo_config import cfg  # noqa: F401
+    def __init__(self):
         from pcloud_plugin import conf
         from pcloud_plugin import context
         from pcloud_plugin.db import api
         from pcloud_plugin.db import migration
+        self.tmp = tempfile.mkdtemp(prefix='pcloud-bench-candidates-')
         conf.CONF([], project='pcloud', default_config_files=[])
-        conf.CONF.set_override('connection', 'sqlite:///%s' % path,
-                               group='pcloud_database')
+        conf.CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
+            self.tmp, 'ledger.sqlite'), group='pcloud_database')
         # A scratch database: no need to wait for the disk on each write.
         conf.CONF.set_override('sqlite_synchronous', False,
                                group='pcloud_database')
         migration.upgrade()
         self.api, self.context = api, context.get_admin_context()
-        self.path = path
 
     def close(self):
         self.api.main_context_manager.dispose_pool()
-        shutil.rmtree(os.path.dirname(self.path))
+        shutil.rmtree(self.tmp)
 
-    def reset_and_load(self, spec):
-        """Replace the ledger's content with spec; return the loader."""
-        from pcloud_plugin.db import models
-        with self.api.get_engine().begin() as conn:
-            for table in reversed(models.BASE.metadata.sorted_tables):
-                if table.name != 'alembic_version':
-                    conn.execute(table.delete())
-        self.load_spec(spec)
-        return self.forest
-
-    def load_spec(self, spec):
-        from pcloud_plugin.capacity import inventory
-        api, ctx = self.api, self.context
-        for p in spec['providers']:
-            api.create_provider(ctx, p['uuid'], p['name'], p.get('parent'))
-            if p['inventories']:
-                api.set_inventories(ctx, p['uuid'], {
-                    rc: inventory.Inventory(**inv)
-                    for rc, inv in p['inventories'].items()})
-            if p['traits']:
-                api.set_traits(ctx, p['uuid'], p['traits'])
-            if p['aggregates']:
-                api.set_aggregates(ctx, p['uuid'], p['aggregates'])
-        for consumer, amounts in spec.get('allocations', ()):
-            api.claim(ctx, consumer, amounts)
+    def load(self, spec):
+        differential.load_ledger(self.context, spec)
 
     def forest(self):
         return self.api.load_forest(self.context)
-
-
-def _ledger(use):
-    if not use:
-        return None
-    try:
-        return Ledger(os.path.join(tempfile.mkdtemp(), 'ledger.sqlite'))
-    except ImportError as e:
-        print('(no ledger: %s)' % e)
-        return None
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true',
                         help='fewer runs per query')
-    parser.add_argument('--no-ledger', action='store_true',
-                        help='skip the "ours incl. load" column')
     parser.add_argument('--only', help='run scenarios whose name has this')
     args = parser.parse_args(argv)
     rounds, repeat = (3, 2) if args.quick else (11, 3)
@@ -281,12 +246,11 @@ def run(quick=False):
 
 
 def _run(args, placement, api, rounds, repeat):
-    ledger = _ledger(not args.no_ledger)
+    ledger = Ledger()
     try:
         _run_scenarios(args, placement, api, rounds, repeat, ledger)
     finally:
-        if ledger:
-            ledger.close()
+        ledger.close()
 
 
 def _run_scenarios(args, placement, api, rounds, repeat, ledger):
@@ -299,18 +263,16 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
         if spec is not loaded:
             placement.reset()
             placement_fixture.bulk_load(spec, api)
-            forest = differential.build_our_forest(spec)
-            if ledger:
-                ledger_forest = ledger.reset_and_load(spec)
+            ledger.load(spec)
+            forest = ledger.forest()
             loaded = spec
             _freeze_setup()
         cap = options.get('max_candidates')
         overrides = options.get('placement', {})
         timed = [(lambda: candidates.allocation_candidates(
-            forest, query, max_candidates=cap), repeat)]
-        if ledger:
-            timed.append((lambda: candidates.allocation_candidates(
-                ledger_forest(), query, max_candidates=cap), 1))
+            forest, query, max_candidates=cap), repeat),
+            (lambda: candidates.allocation_candidates(
+                ledger.forest(), query, max_candidates=cap), 1)]
         if overrides is not None:
             timed.append((lambda: api.get(
                 '/allocation_candidates?' + query).json(), 1))
@@ -322,15 +284,15 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
             for group, opt in overrides or ():
                 placement.conf.clear_override(opt, group=group)
         ours_t, ours = medians[0], results[0]
-        load_t = medians[1] if ledger else None
-        theirs_t = medians[-1] if overrides is not None else None
-        n_theirs = (len(results[-1]['allocation_requests'])
+        load_t = medians[1]
+        theirs_t = medians[2] if overrides is not None else None
+        n_theirs = (len(results[2]['allocation_requests'])
                     if overrides is not None else None)
         rows.append((name, len(ours['allocation_requests']), n_theirs,
                      theirs_t, ours_t, load_t))
         print('.', end='', flush=True)
     print()
-    _print(rows, ledger is not None)
+    _print(rows)
 
 
 def _freeze_setup():
@@ -355,19 +317,16 @@ def _ratio(theirs, ours):
     return '-' if theirs is None else '%.0fx' % (theirs / ours)
 
 
-def _print(rows, with_load):
-    head = ['scenario', 'candidates', 'placement p50', 'ours p50', 'ratio']
-    if with_load:
-        head += ['ours incl. load', 'ratio']
+def _print(rows):
+    head = ['scenario', 'candidates', 'placement p50', 'ours p50', 'ratio',
+            'ours incl. load', 'ratio']
     table = [head]
     for name, n_ours, n_theirs, theirs_t, ours_t, load_t in rows:
         count = str(n_ours) if n_ours == n_theirs or n_theirs is None else (
             '%d (placement %d)' % (n_ours, n_theirs))
-        line = [name, count, _ms(theirs_t), _ms(ours_t),
-                _ratio(theirs_t, ours_t)]
-        if with_load:
-            line += [_ms(load_t), _ratio(theirs_t, load_t)]
-        table.append(line)
+        table.append([name, count, _ms(theirs_t), _ms(ours_t),
+                      _ratio(theirs_t, ours_t), _ms(load_t),
+                      _ratio(theirs_t, load_t)])
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for i, row in enumerate(table):
         print('  '.join(cell.ljust(w) if j == 0 else cell.rjust(w)

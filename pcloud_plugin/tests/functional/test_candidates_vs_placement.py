@@ -29,30 +29,38 @@ Placement answers there depends on its row order:
   suffixed one gets summed into objects other candidates share, corrupting
   their amounts; random_query does not ask that.
 
+Our forests are built in our ledger (SQLite) and read back with
+load_forest, so the answer compared is the one the reservation plugins
+get: ledger, provider cache and engine together.
+
 A mismatch names the forest seed and the query; replay one with::
 
     PCLOUD_DIFF_SEED=<forest seed> PCLOUD_DIFF_QUERY='<query>' \\
-        [PCLOUD_DIFF_WIDE=1] python -m stestr \\
-        --test-path pcloud_plugin/tests/functional \\
-        run test_candidates_vs_placement
+        [PCLOUD_DIFF_WIDE=1] python -m \\
+        pcloud_plugin.tests.functional.test_candidates_vs_placement
 
 PCLOUD_DIFF_SEED alone shifts the whole run to other forests.
 """
 
 import collections
+import datetime
 import logging
 import os
 import random
+import sys
+import unittest
 import urllib.parse
 import uuid as uuidlib
 
 import fixtures
-from oslotest import base
+from oslo_utils import timeutils
 
 from pcloud_plugin.capacity import candidates
-from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import models
 from pcloud_plugin import exception
+from pcloud_plugin.tests import base as test_base
 from pcloud_plugin.tests.functional import placement_fixture
 
 BASE_SEED = int(os.environ.get('PCLOUD_DIFF_SEED', 4004))
@@ -85,26 +93,43 @@ GRANULAR_CLASSES = [
     ('DISK_GB',), ('IPV4_ADDRESS',), ('DISK_GB', 'IPV4_ADDRESS')]
 
 
-def build_our_forest(spec):
-    """Our side of the comparison: the spec as a ProviderForest.
+def load_ledger(context, spec):
+    """Our side of the comparison: make spec the content of our ledger.
 
-    Its usage is the sum of the spec's allocations.
-
-    Kept alone so that it can be swapped for a load through the ledger.
+    Every table is emptied first. Each of the spec's allocations is a
+    claim from now on, open-ended; and yesterday, for an hour, every
+    provider was as full as one claim can make it, which a query about
+    now must not see.
     """
-    usage = collections.defaultdict(collections.Counter)
-    for _consumer, amounts in spec.get('allocations', ()):
-        for rp, resources in amounts.items():
-            usage[rp].update(resources)
-    return forest_mod.ProviderForest([
-        forest_mod.Provider(
-            uuid=p['uuid'], name=p['name'], parent_uuid=p.get('parent'),
-            inventories={rc: inv_mod.Inventory(**inv)
-                         for rc, inv in p.get('inventories', {}).items()},
-            usage=dict(usage[p['uuid']]),
-            traits=frozenset(p.get('traits', ())),
-            aggregates=frozenset(p.get('aggregates', ())))
-        for p in spec['providers']])
+    with db_api.writer(context) as session:
+        for table in reversed(models.BASE.metadata.sorted_tables):
+            if table.name != 'alembic_version':
+                session.execute(table.delete())
+    yesterday = timeutils.utcnow() - datetime.timedelta(days=1)
+    for p in spec['providers']:
+        db_api.create_provider(context, p['uuid'], p['name'], p.get('parent'))
+        inventories = {rc: inv_mod.Inventory(**inv)
+                       for rc, inv in p.get('inventories', {}).items()}
+        if inventories:
+            db_api.set_inventories(context, p['uuid'], inventories)
+        if p.get('traits'):
+            db_api.set_traits(context, p['uuid'], p['traits'])
+        if p.get('aggregates'):
+            db_api.set_aggregates(context, p['uuid'], p['aggregates'])
+        full = {rc: _largest_claim(inv) for rc, inv in inventories.items()}
+        full = {rc: n for rc, n in full.items() if n}
+        if full:
+            db_api.claim(context, 'past-' + p['uuid'], {p['uuid']: full},
+                         yesterday - datetime.timedelta(hours=1), yesterday)
+    for consumer, amounts in spec.get('allocations', ()):
+        db_api.claim(context, consumer, amounts)
+
+
+def _largest_claim(inventory):
+    """The most one claim may take of an inventory (0 if none fits)."""
+    most = min(inventory.max_unit, inventory.capacity)
+    most -= most % inventory.step_size
+    return most if most >= inventory.min_unit else 0
 
 
 # --- random forests ---------------------------------------------------------
@@ -395,7 +420,7 @@ def _roots(body):
             for rp in areq['allocations']}
 
 
-class TestCandidatesVsPlacement(base.BaseTestCase):
+class TestCandidatesVsPlacement(test_base.LedgerTestCase):
 
     def setUp(self):
         super().setUp()
@@ -403,6 +428,11 @@ class TestCandidatesVsPlacement(base.BaseTestCase):
         self.useFixture(fixtures.FakeLogger(level=logging.INFO))
         self.api = self.useFixture(placement_fixture.PlacementFixture()).api
         self.checked = collections.Counter()
+
+    def load_ours(self, spec):
+        """The spec in our ledger, read back as the forest at now."""
+        load_ledger(self.context, spec)
+        return db_api.load_forest(self.context)
 
     def ask_placement(self, query):
         resp = self.api.get('/allocation_candidates?' + query)
@@ -479,7 +509,7 @@ class TestCandidatesVsPlacement(base.BaseTestCase):
             spec = (random_wide_spec if wide else random_spec)(rng)
             placement_fixture.server().reset()
             placement_fixture.load_spec(self.api, spec)
-            forest = build_our_forest(spec)
+            forest = self.load_ours(spec)
             queries = [(random_wide_query if wide else random_query)(
                 rng, spec) for _ in range(REQUESTS_PER_FOREST)]
             queries += [rng.choice(BAD_QUERIES)]
@@ -510,19 +540,25 @@ class TestCandidatesVsPlacement(base.BaseTestCase):
     def test_bad_requests_refused_by_both(self):
         spec = random_spec(random.Random(BASE_SEED))
         placement_fixture.load_spec(self.api, spec)
-        forest = build_our_forest(spec)
+        forest = self.load_ours(spec)
         problems = [p for p in (self.compare(BASE_SEED, forest, q)
                                 for q in BAD_QUERIES) if p]
         self.assertEqual([], problems)
         self.assertEqual(len(BAD_QUERIES), self.checked['refused'])
 
-    def test_replay(self):
-        if not REPLAY_QUERY:
-            self.skipTest('set PCLOUD_DIFF_SEED and PCLOUD_DIFF_QUERY '
-                          '(and PCLOUD_DIFF_WIDE=1 for a wide forest)')
+    def replay(self):
+        """One query on one forest: see the module's docstring."""
         rng = random.Random(BASE_SEED)
         spec = (random_wide_spec if os.environ.get('PCLOUD_DIFF_WIDE')
                 else random_spec)(rng)
         placement_fixture.load_spec(self.api, spec)
-        self.assertIsNone(self.compare(BASE_SEED, build_our_forest(spec),
+        self.assertIsNone(self.compare(BASE_SEED, self.load_ours(spec),
                                        REPLAY_QUERY))
+
+
+if __name__ == '__main__':
+    if not REPLAY_QUERY:
+        sys.exit(__doc__)
+    result = unittest.TextTestRunner(verbosity=2).run(
+        TestCandidatesVsPlacement('replay'))
+    sys.exit(not result.wasSuccessful())
