@@ -178,21 +178,34 @@ def scenarios(rng):
     ]
 
 
-def p50s(timed, rounds):
-    """Median time and last result of each (fn, repeat) in timed.
+def _count(answer):
+    return len(answer['allocation_requests'])
 
-    The functions take turns each round, so that Placement and ours meet
-    the same background load.
+
+def _count_response(response):
+    return _count(response.json())
+
+
+def p50s(timed, rounds):
+    """Median time and last count of candidates of each (fn, repeat,
+
+    count) in timed. The functions take turns each round, so that
+    Placement and ours meet the same background load. Each answer is
+    counted (Placement's JSON parsed) outside the timing and dropped
+    before the next call, so that no call leaves garbage for the next
+    one to collect.
     """
     times = [[] for _ in timed]
-    results = [None] * len(timed)
+    counts = [None] * len(timed)
     for _ in range(rounds):
-        for i, (fn, repeat) in enumerate(timed):
+        for i, (fn, repeat, count) in enumerate(timed):
             for _ in range(repeat):
                 start = time.perf_counter()
-                results[i] = fn()
+                answer = fn()
                 times[i].append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times], results
+                counts[i] = count(answer)
+                answer = None
+    return [statistics.median(t) for t in times], counts
 
 
 class Ledger:
@@ -270,26 +283,22 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
         cap = options.get('max_candidates')
         overrides = options.get('placement', {})
         timed = [(lambda: candidates.allocation_candidates(
-            forest, query, max_candidates=cap), repeat),
+            forest, query, max_candidates=cap), repeat, _count),
             (lambda: candidates.allocation_candidates(
-                ledger.forest(), query, max_candidates=cap), 1)]
+                ledger.forest(), query, max_candidates=cap), 1, _count)]
         if overrides is not None:
-            timed.append((lambda: api.get(
-                '/allocation_candidates?' + query).json(), 1))
+            timed.append((lambda: api.get('/allocation_candidates?' + query),
+                          1, _count_response))
             for (group, opt), value in overrides.items():
                 placement.conf.set_override(opt, value, group=group)
         try:
-            medians, results = p50s(timed, rounds)
+            medians, counts = p50s(timed, rounds)
         finally:
             for group, opt in overrides or ():
                 placement.conf.clear_override(opt, group=group)
-        ours_t, ours = medians[0], results[0]
-        load_t = medians[1]
-        theirs_t = medians[2] if overrides is not None else None
-        n_theirs = (len(results[2]['allocation_requests'])
-                    if overrides is not None else None)
-        rows.append((name, len(ours['allocation_requests']), n_theirs,
-                     theirs_t, ours_t, load_t))
+        theirs = overrides is not None
+        rows.append((name, counts[0], counts[2] if theirs else None,
+                     medians[2] if theirs else None, medians[0], medians[1]))
         print('.', end='', flush=True)
     print()
     _print(rows)
@@ -303,6 +312,8 @@ def _freeze_setup():
     full collection walks them all, and whichever call trips it (often
     the one that loads 3,000 providers) pays 150 ms for the harness.
     Both sides run in this process, so both are measured the same way.
+    (The engine-only forest stays frozen: a forest a caller holds is not
+    garbage either.)
     """
     gc.unfreeze()
     gc.collect()
