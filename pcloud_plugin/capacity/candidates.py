@@ -116,6 +116,7 @@ class _Search:
         self._members = None
         self._anchors = {}
         self._room = {}
+        self._lines = {}    # uuid -> frozenset of it and its ancestors
         # Whether summed amounts or isolate tie the variables together.
         self.constrained = False
 
@@ -357,17 +358,18 @@ class _Search:
         return checks
 
     def same_subtree(self, uuids):
-        """One of the providers is an ancestor of (or is) all the others."""
-        return len(uuids) == 1 or any(
-            all(self.descends(u, top) for u in uuids) for top in uuids)
+        """One of the providers is an ancestor of (or is) all the others:
 
-    def descends(self, uuid, top):
-        """uuid is top or below it."""
-        while uuid is not None:
-            if uuid == top:
-                return True
-            uuid = self.providers[uuid].parent_uuid
-        return False
+        one of them is in the lines of ancestors they all share.
+        """
+        shared = None
+        for uuid in uuids:
+            line = self._lines.get(uuid)
+            if line is None:
+                line = self._lines[uuid] = frozenset(
+                    self.forest.ancestors(uuid))
+            shared = line if shared is None else shared & line
+        return not shared.isdisjoint(uuids)
 
     def enough_in_tree(self, plan, options):
         """Cheap bound before searching an anchor.
