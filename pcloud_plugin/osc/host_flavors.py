@@ -16,29 +16,23 @@
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
+from pcloud_plugin.osc import common
+
 FLAVOR_COLUMNS = ('id', 'description', 'units', 'free_hosts')
 FLAVOR_HEADERS = ('ID', 'Description', 'Units', 'Free Hosts')
 POOL_COLUMNS = ('host', 'pcloud_id')
 POOL_HEADERS = ('Host', 'Pcloud ID')
 
 
-def _client(cmd):
-    return cmd.app.client_manager.pcloud
-
-
 def _show(flavor):
-    flavor = dict(flavor)
-    if 'hosts' in flavor:
-        flavor['hosts'] = format_columns.ListDictColumn(flavor['hosts'])
-    names = tuple(sorted(flavor))
-    return names, tuple(flavor[n] for n in names)
+    return common.show_one(flavor, {'hosts': format_columns.ListDictColumn})
 
 
 class ListHostFlavor(command.Lister):
     """List host flavors and how many of their hosts are free."""
 
     def take_action(self, parsed_args):
-        flavors = _client(self).list_host_flavors()
+        flavors = common.client(self).list_host_flavors()
         return FLAVOR_HEADERS, [tuple(f[c] for c in FLAVOR_COLUMNS)
                                 for f in flavors]
 
@@ -53,7 +47,7 @@ class ShowHostFlavor(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        return _show(_client(self).show_host_flavor(parsed_args.flavor))
+        return _show(common.client(self).show_host_flavor(parsed_args.flavor))
 
 
 class CreateHostFlavor(command.ShowOne):
@@ -71,7 +65,7 @@ class CreateHostFlavor(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        return _show(_client(self).create_host_flavor(
+        return _show(common.client(self).create_host_flavor(
             parsed_args.flavor, parsed_args.units,
             parsed_args.description))
 
@@ -87,7 +81,7 @@ class DeleteHostFlavor(command.Command):
 
     def take_action(self, parsed_args):
         for flavor in parsed_args.flavors:
-            _client(self).delete_host_flavor(flavor)
+            common.client(self).delete_host_flavor(flavor)
 
 
 class ListPoolHost(command.Lister):
@@ -100,7 +94,7 @@ class ListPoolHost(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        hosts = _client(self).list_pool_hosts(parsed_args.flavor)
+        hosts = common.client(self).list_pool_hosts(parsed_args.flavor)
         return POOL_HEADERS, [tuple(h[c] for c in POOL_COLUMNS)
                               for h in hosts]
 
@@ -118,8 +112,8 @@ class AddPoolHost(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        host = _client(self).add_pool_host(parsed_args.flavor,
-                                           parsed_args.host)
+        host = common.client(self).add_pool_host(parsed_args.flavor,
+                                                 parsed_args.host)
         return POOL_COLUMNS, tuple(host[c] for c in POOL_COLUMNS)
 
 
@@ -134,4 +128,5 @@ class RemovePoolHost(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        _client(self).remove_pool_host(parsed_args.flavor, parsed_args.host)
+        common.client(self).remove_pool_host(parsed_args.flavor,
+                                             parsed_args.host)

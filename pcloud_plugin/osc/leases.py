@@ -22,7 +22,7 @@ Blazar's commands show, update and delete them as any other lease.
 
 from osc_lib.command import command
 
-from pcloud_plugin.osc import pclouds
+from pcloud_plugin.osc import common
 
 LEASE_TYPES = ('IMMEDIATE', 'SCHEDULE', 'BEST-EFFORT')
 
@@ -60,7 +60,7 @@ class CreateHostLease(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        client = pclouds._client(self)
+        client = common.client(self)
         reservation = {
             'pcloud_id': client.find_pcloud(parsed_args.pcloud),
             'host_flavor': parsed_args.host_flavor,
@@ -77,4 +77,4 @@ class CreateHostLease(command.ShowOne):
                                        'end_date') if k in lease}
         shown['reservations'] = [r['id'] for r in lease.get(
             'reservations', ())]
-        return pclouds._show(shown)
+        return common.show_one(shown)

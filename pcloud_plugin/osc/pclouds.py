@@ -20,6 +20,8 @@ caller's view has it).
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
+from pcloud_plugin.osc import common
+
 PCLOUD_COLUMNS = ('id', 'name', 'owner', 'hosts')
 PCLOUD_HEADERS = ('ID', 'Name', 'Owner', 'Hosts')
 HOST_COLUMNS = ('name', 'state', 'flavor_id', 'instances')
@@ -27,24 +29,16 @@ HOST_HEADERS = ('Name', 'State', 'Flavor ID', 'Instances')
 LIST_FIELDS = ('hosts', 'tenants', 'instances')
 
 
-def _client(cmd):
-    return cmd.app.client_manager.pcloud
-
-
-def _formatted(item):
-    return {k: format_columns.ListColumn(v) if k in LIST_FIELDS else v
-            for k, v in item.items()}
+LIST_FORMATTERS = dict.fromkeys(LIST_FIELDS, format_columns.ListColumn)
 
 
 def _show(item):
-    item = _formatted(item)
-    names = tuple(sorted(item))
-    return names, tuple(item[n] for n in names)
+    return common.show_one(item, LIST_FORMATTERS)
 
 
 def _row(item, columns):
-    item = _formatted(item)
-    return tuple(item[c] for c in columns)
+    return tuple(LIST_FORMATTERS[c](item[c]) if c in LIST_FORMATTERS
+                 else item[c] for c in columns)
 
 
 def _pcloud_arg(parser):
@@ -68,7 +62,7 @@ class ListPcloud(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        pclouds = _client(self).list_pclouds(parsed_args.project)
+        pclouds = common.client(self).list_pclouds(parsed_args.project)
         return PCLOUD_HEADERS, [_row(p, PCLOUD_COLUMNS) for p in pclouds]
 
 
@@ -82,7 +76,7 @@ class CreatePcloud(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        return _show(_client(self).create_pcloud(parsed_args.name))
+        return _show(common.client(self).create_pcloud(parsed_args.name))
 
 
 class ShowPcloud(command.ShowOne):
@@ -94,7 +88,7 @@ class ShowPcloud(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         return _show(client.show_pcloud(
             client.find_pcloud(parsed_args.pcloud)))
 
@@ -109,7 +103,7 @@ class DeletePcloud(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         for pcloud in parsed_args.pclouds:
             client.delete_pcloud(client.find_pcloud(pcloud))
 
@@ -125,7 +119,7 @@ class ListHost(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         hosts = client.list_hosts(client.find_pcloud(parsed_args.pcloud),
                                   parsed_args.state)
         return HOST_HEADERS, [_row(h, HOST_COLUMNS) for h in hosts]
@@ -140,7 +134,7 @@ class ShowHost(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         return _show(client.show_host(client.find_pcloud(parsed_args.pcloud),
                                       parsed_args.name))
 
@@ -158,7 +152,7 @@ class AllocateHost(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         return _show(client.allocate_host(
             client.find_pcloud(parsed_args.pcloud), parsed_args.name,
             parsed_args.flavor, parsed_args.availability_zone))
@@ -179,7 +173,7 @@ class SetHost(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         client.set_host_state(client.find_pcloud(parsed_args.pcloud),
                               parsed_args.name, parsed_args.state)
 
@@ -193,7 +187,7 @@ class ReleaseHost(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         client.release_host(client.find_pcloud(parsed_args.pcloud),
                             parsed_args.name)
 
@@ -207,7 +201,7 @@ class ListTenant(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         tenants = client.list_tenants(client.find_pcloud(parsed_args.pcloud))
         return ('Tenant ID',), [(t,) for t in tenants]
 
@@ -223,7 +217,7 @@ class AddTenant(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         client.add_tenant(client.find_pcloud(parsed_args.pcloud),
                           parsed_args.tenant)
 
@@ -239,7 +233,7 @@ class RemoveTenant(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         client.remove_tenant(client.find_pcloud(parsed_args.pcloud),
                              parsed_args.tenant)
 
@@ -253,7 +247,7 @@ class ShowAllocationRatio(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         return _show(client.show_allocation_ratios(
             client.find_pcloud(parsed_args.pcloud)))
 
@@ -271,7 +265,7 @@ class SetAllocationRatio(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        client = _client(self)
+        client = common.client(self)
         client.set_allocation_ratios(client.find_pcloud(parsed_args.pcloud),
                                      cpu=parsed_args.cpu,
                                      ram=parsed_args.ram)
