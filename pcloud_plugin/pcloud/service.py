@@ -163,6 +163,24 @@ class PcloudService(object):
         self._call('set metadata of aggregate %s' % agg.name,
                    self.nova.aggregates.set_metadata, agg, metadata)
 
+    def _membership(self, func, agg, host):
+        """Add a host to, or remove it from, an aggregate.
+
+        Nova mirrors membership into Placement and answers 409 when a
+        concurrent request updated the same compute node's provider there
+        first (allocations racing for one host do exactly that): such a
+        call is tried again after a short random pause.
+        """
+        attempts = self.conf.pcloud.allocate_retries + 1
+        for attempt in range(attempts):
+            try:
+                return func(agg, host)
+            except nova_exc.Conflict:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(_RANDOM.uniform(
+                    0, self.conf.pcloud.allocate_retry_interval))
+
     def _quietly(self, action, func, *args):
         """Best effort, for rollbacks: the original error is what counts."""
         try:
@@ -541,7 +559,8 @@ class PcloudService(object):
                                      codec.DISABLED})
         try:
             self._call('add a host to pcloud %s' % view.id,
-                       self.nova.aggregates.add_host, agg, host)
+                       self._membership, self.nova.aggregates.add_host,
+                       agg, host)
         except exception.NovaError:
             self._quietly('forget host', self._set_metadata, agg,
                           {codec.host_key(name): None,
@@ -604,7 +623,7 @@ class PcloudService(object):
 
     def _give_back(self, agg, host, name, hostname):
         """Undo _take; if the host cannot leave, its keys stay with it."""
-        if not self._quietly('remove host from pcloud',
+        if not self._quietly('remove host from pcloud', self._membership,
                              self.nova.aggregates.remove_host, agg, host):
             return
         metadata = {codec.host_state_key(hostname): None,

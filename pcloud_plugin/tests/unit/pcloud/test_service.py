@@ -22,6 +22,7 @@ rollback and race.
 import threading
 
 import fixtures
+from novaclient import exceptions as nova_exc
 
 from pcloud_plugin import context
 from pcloud_plugin import exception
@@ -335,6 +336,42 @@ class HostTests(ServiceTestCase):
                           ALICE, self.pcloud, 'a', 'big')
         self.assertEqual(before, self.nova.state())
         self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+
+    def _placement_conflict(self):
+        # What Nova answers when a concurrent request updated the host's
+        # resource provider in Placement first.
+        self.conf.set_override('allocate_retry_interval', 0, 'pcloud')
+        return nova_exc.Conflict(409, 'Another thread concurrently updated '
+                                 'the resource provider data')
+
+    def test_add_meeting_a_placement_conflict_is_retried(self):
+        self.nova.fail_next('add_host', self._placement_conflict())
+        self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+        self.assertEqual(1, len(self._agg().hosts))
+
+    def test_give_back_meeting_a_placement_conflict_is_retried(self):
+        conflict = self._placement_conflict()
+        self.conf.set_override('allocate_settle_timeout', 0, 'pcloud')
+        other = self.service.create_pcloud(BOB, 'other')['id']
+        thief = [a for a in self.nova.aggregates.list()
+                 if a.name == 'Pcloud:' + other][0]
+        stolen = self.nova.aggregates_by_id[thief.id]['hosts']
+        real_add = self.nova.aggregates.add_host
+
+        def add_host(agg, host):
+            result = real_add(agg, host)
+            if not stolen:
+                # Taken at once by another pcloud, so ours gives it back,
+                # and Placement is busy the first time it does.
+                real_add(thief, host)
+                self.nova.fail_next('remove_host', conflict)
+            return result
+        self.nova.aggregates.add_host = add_host
+        self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+        mine = self._agg().hosts
+        self.assertEqual(1, len(mine))
+        self.assertEqual(1, len(stolen))
+        self.assertNotEqual(stolen, mine)
 
     def test_failure_after_the_add_gives_the_host_back(self):
         self.conf.set_override('units_quota', 1, 'pcloud')
