@@ -164,12 +164,13 @@ class PcloudService(object):
                    self.nova.aggregates.set_metadata, agg, metadata)
 
     def _membership(self, func, agg, host):
-        """Add a host to, or remove it from, an aggregate.
+        """Add a host to, or remove it from, an aggregate: every change of
 
-        Nova mirrors membership into Placement and answers 409 when a
-        concurrent request updated the same compute node's provider there
-        first (allocations racing for one host do exactly that): such a
-        call is tried again after a short random pause.
+        membership goes through here. Nova mirrors membership into
+        Placement and answers 409 when a concurrent request updated the
+        same compute node's provider there first (allocations racing for
+        one host do exactly that): such a call is tried again after a
+        short random pause.
         """
         attempts = self.conf.pcloud.allocate_retries + 1
         for attempt in range(attempts):
@@ -393,7 +394,8 @@ class PcloudService(object):
         self._set_metadata(agg, {key: node})
         try:
             self._call('add host %s to %s' % (host, agg.name),
-                       self.nova.aggregates.add_host, agg, host)
+                       self._membership, self.nova.aggregates.add_host,
+                       agg, host)
         except exception.NovaError:
             self._quietly('forget host', self._set_metadata, agg, {key: None})
             raise
@@ -401,8 +403,8 @@ class PcloudService(object):
             self._call('enable the compute service of %s' % host,
                        self.nova.services.enable, service.id)
         except exception.NovaError:
-            if self._quietly('remove host', self.nova.aggregates.remove_host,
-                             agg, host):
+            if self._quietly('remove host', self._membership,
+                             self.nova.aggregates.remove_host, agg, host):
                 self._quietly('forget host', self._set_metadata, agg,
                               {key: None})
             raise
@@ -429,7 +431,8 @@ class PcloudService(object):
                    self.nova.services.disable_log_reason, service.id,
                    'removed from pcloud host flavor %s' % flavor_id)
         self._call('remove host %s from %s' % (host, agg.name),
-                   self.nova.aggregates.remove_host, agg, host)
+                   self._membership, self.nova.aggregates.remove_host,
+                   agg, host)
         self._set_metadata(agg, {codec.node_key(host): None})
 
     # Users: pclouds.
@@ -696,7 +699,8 @@ class PcloudService(object):
                     self.placement, hostname,
                     {VCPU: saved[0], MEMORY_MB: saved[1]})
             self._call('remove a host from pcloud %s' % pcloud_id,
-                       self.nova.aggregates.remove_host, agg, host)
+                       self._membership, self.nova.aggregates.remove_host,
+                       agg, host)
             self._set_metadata(agg, forget)
 
     # Users: allocation ratios, through Placement.
