@@ -55,16 +55,27 @@ class ProviderForest:
     def __init__(self, providers):
         self.providers = {p.uuid: p for p in providers}
         self.children = {uuid: [] for uuid in self.providers}
+        # root uuid -> the tree's providers, root first: answers and
+        # whole-host claims read trees at a time.
+        self.trees = {}
         for provider in self.providers.values():
             if provider.parent_uuid is not None:
                 self.children[provider.parent_uuid].append(provider.uuid)
-        # Fill in roots given only parents (handy for hand-built forests).
         for provider in self.providers.values():
+            # Fill in roots given only parents (handy for hand-built
+            # forests).
             if provider.root_uuid is None:
                 node = provider
                 while node.parent_uuid is not None:
                     node = self.providers[node.parent_uuid]
                 provider.root_uuid = node.uuid
+            tree = self.trees.get(provider.root_uuid)
+            if tree is None:
+                tree = self.trees[provider.root_uuid] = []
+            if provider.parent_uuid is None:
+                tree.insert(0, provider)
+            else:
+                tree.append(provider)
 
     def __iter__(self):
         return iter(self.providers.values())
@@ -76,10 +87,8 @@ class ProviderForest:
         return self.providers[uuid]
 
     def tree_of(self, uuid):
-        """Every provider uuid in the tree holding uuid."""
-        root = self.providers[uuid].root_uuid
-        return [p.uuid for p in self.providers.values()
-                if p.root_uuid == root]
+        """Every provider uuid in the tree holding uuid, root first."""
+        return [p.uuid for p in self.trees[self.providers[uuid].root_uuid]]
 
     def ancestors(self, uuid):
         """uuid and its ancestors up to the root, nearest first."""
