@@ -93,11 +93,13 @@ class _Var:
     A suffixed group, or one resource class of the unsuffixed group.
     """
 
-    __slots__ = ('suffix', 'amounts', 'options', 'granular', 'summed')
+    __slots__ = ('suffix', 'amounts', 'resources', 'options', 'granular',
+                 'summed')
 
     def __init__(self, suffix, amounts, options):
         self.suffix = suffix
         self.amounts = amounts      # ((resource class, amount), ...)
+        self.resources = dict(amounts)  # copied into each candidate
         self.options = options      # {anchor root: [provider uuid, ...]}
         self.granular = suffix != UNSUFFIXED
         self.summed = ()            # the amounts other variables share
@@ -111,23 +113,25 @@ class _Search:
         self.providers = forest.providers
         self.request = request
         self.isolate = request.group_policy == 'isolate'
-        self.sharing = {p.uuid for p in forest if SHARING_TRAIT in p.traits}
-        self._by_class = None
+        # One pass over the forest: the providers of each class, and the
+        # sharing providers.
+        self._by_class = collections.defaultdict(list)
+        self.sharing = set()
+        for p in forest:
+            for name in p.inventories:
+                self._by_class[name].append(p)
+            if SHARING_TRAIT in p.traits:
+                self.sharing.add(p.uuid)
         self._members = None
         self._anchors = {}
         self._room = {}
-        self._lines = {}    # uuid -> frozenset of it and its ancestors
+        self._lines = {}    # uuid -> (uuid, parent, ..., root)
         # Whether summed amounts or isolate tie the variables together.
         self.constrained = False
 
     # --- indexes, built only when a request needs them ----------------------
 
     def by_class(self, rc):
-        if self._by_class is None:
-            self._by_class = collections.defaultdict(list)
-            for p in self.forest:
-                for name in p.inventories:
-                    self._by_class[name].append(p)
         return self._by_class.get(rc, ())
 
     def members(self, aggregate):
@@ -187,15 +191,31 @@ class _Search:
                 and not forbidden & p.traits}
 
     @staticmethod
-    def fits(p, amounts):
-        """Each amount alone fits the provider's room and unit rules."""
-        for rc, amount in amounts:
-            inv = p.inventories.get(rc)
-            if (inv is None or amount < inv.min_unit
-                    or amount > inv.max_unit or amount % inv.step_size
-                    or p.usage.get(rc, 0) + amount > inv.capacity):
-                return False
-        return True
+    def serving(pool, amounts, traits, in_tree=None):
+        """The providers of pool that alone can take every amount.
+
+        Their traits pass ``traits`` (a _trait_rule) and, if in_tree is
+        set, they are in that root's tree. min_unit, max_unit and step_size
+        bind each amount alone, as in Placement. The engine's innermost
+        filter: one loop, no calls per provider.
+        """
+        every, any_of, forbidden = traits
+        for p in pool:
+            names = p.traits
+            if (not every <= names or not forbidden.isdisjoint(names)
+                    or (in_tree is not None and p.root_uuid != in_tree)
+                    or (any_of and not all(
+                        not s.isdisjoint(names) for s in any_of))):
+                continue
+            inventories, usage = p.inventories, p.usage
+            for rc, amount in amounts:
+                inv = inventories.get(rc)
+                if (inv is None or amount < inv.min_unit
+                        or amount > inv.max_unit or amount % inv.step_size
+                        or usage.get(rc, 0) + amount > inv.capacity):
+                    break
+            else:
+                yield p
 
     def suffixed_var(self, suffix, group, allowed):
         """The providers that alone serve a suffixed group, by anchor."""
@@ -218,18 +238,19 @@ class _Search:
             pool = [p for p in pool if p.uuid in member]
         banned = set().union(*(self.members(a)
                                for a in group.forbidden_aggregates))
+        traits = _trait_rule(group.required, group.forbidden)
         options = collections.defaultdict(list)
-        for p in pool:
-            if ((in_tree is not None and p.root_uuid != in_tree)
-                    or p.uuid in banned or p.traits & group.forbidden
-                    or not all(s & p.traits for s in group.required)
-                    or not self.fits(p, amounts)):
+        sharing = self.sharing
+        for p in self.serving(pool, amounts, traits, in_tree):
+            uuid = p.uuid
+            if uuid in banned:
                 continue
-            anchors = (self.sharing_anchors(p.uuid) if p.uuid in self.sharing
-                       else (p.root_uuid,))
-            for anchor in anchors:
-                if allowed is None or anchor in allowed:
-                    options[anchor].append(p.uuid)
+            if uuid in sharing:
+                for anchor in self.sharing_anchors(uuid):
+                    if allowed is None or anchor in allowed:
+                        options[anchor].append(uuid)
+            elif allowed is None or p.root_uuid in allowed:
+                options[p.root_uuid].append(uuid)
         return options and [_Var(suffix, amounts, options)]
 
     def unsuffixed_vars(self, group, allowed):
@@ -248,16 +269,18 @@ class _Search:
         # Only the providers in the aggregates, and the trees of the roots
         # in them, can pass member_of: look at those alone.
         pool = None if member is None else self.with_trees(member)
+        # A provider with a forbidden trait can serve no class of the
+        # group, so drop it here rather than per combination; required
+        # traits may come from the providers of the classes together
+        # (checks_after), unless there is one class.
+        traits = _trait_rule(
+            group.required if len(group.resources) == 1 else (),
+            group.forbidden)
         result = []
         for rc, amount in group.resources.items():
             options = collections.defaultdict(list)
-            for p in (self.by_class(rc) if pool is None else pool):
-                # A provider with a forbidden trait can serve no class of
-                # the group, so drop it here rather than per combination.
-                if ((in_tree is not None and p.root_uuid != in_tree)
-                        or p.traits & group.forbidden
-                        or not self.fits(p, ((rc, amount),))):
-                    continue
+            for p in self.serving(self.by_class(rc) if pool is None else pool,
+                                  ((rc, amount),), traits, in_tree):
                 anchors = (p.root_uuid,)
                 if in_tree is None and p.uuid in shared:
                     anchors = self.sharing_anchors(p.uuid)
@@ -330,7 +353,7 @@ class _Search:
     # --- the search ------------------------------------------------------
 
     def checks_after(self, plan):
-        """{index: [check(chosen)]}: what to test once plan[index] is set.
+        """{index: check(chosen)}: what to test once plan[index] is set.
 
         That is, as soon as the last variable a rule looks at is known.
         """
@@ -338,7 +361,8 @@ class _Search:
         group = self.request.groups.get(UNSUFFIXED)
         required = group.required if group else ()
         n_unsuffixed = sum(1 for v in plan if not v.granular)
-        if required:
+        # With one class, unsuffixed_vars has filtered its options.
+        if required and n_unsuffixed > 1:
             providers = self.providers
 
             # The unsuffixed group's traits may come from any provider that
@@ -352,24 +376,41 @@ class _Search:
         index = {v.suffix: i for i, v in enumerate(plan) if v.granular}
         for suffixes in self.request.same_subtree:
             at = [index[s] for s in suffixes]
-            checks[max(at)].append(
-                lambda chosen, at=at: self.same_subtree(
-                    {chosen[i] for i in at}))
-        return checks
+            checks[max(at)].append(self.same_subtree(at))
+        return {i: _all_of(tests) for i, tests in checks.items()}
 
-    def same_subtree(self, uuids):
-        """One of the providers is an ancestor of (or is) all the others:
+    def same_subtree(self, at):
+        """check(chosen): one of the providers at indexes ``at`` is an
 
-        one of them is in the lines of ancestors they all share.
+        ancestor of (or is) all the others. Only the highest of them (the
+        shortest line) can be.
         """
-        shared = None
-        for uuid in uuids:
-            line = self._lines.get(uuid)
-            if line is None:
-                line = self._lines[uuid] = frozenset(
-                    self.forest.ancestors(uuid))
-            shared = line if shared is None else shared & line
-        return not shared.isdisjoint(uuids)
+        line = self.line
+
+        def check(chosen):
+            lines = [line(chosen[i]) for i in at]
+            top = min(lines, key=len)[0]
+            for other in lines:
+                if top not in other:
+                    return False
+            return True
+        return check
+
+    def line(self, uuid):
+        """(uuid, its parent, ..., its root), each line built once."""
+        found = self._lines.get(uuid)
+        if found is None:
+            # Climb to the nearest provider whose line is known, then
+            # build the lines down from there.
+            climbed = []
+            at = uuid
+            while at is not None and at not in self._lines:
+                climbed.append(at)
+                at = self.providers[at].parent_uuid
+            found = () if at is None else self._lines[at]
+            for at in reversed(climbed):
+                found = self._lines[at] = (at,) + found
+        return found
 
     def enough_in_tree(self, plan, options):
         """Cheap bound before searching an anchor.
@@ -389,18 +430,20 @@ class _Search:
                 return False
         return True
 
-    def walk_anchor(self, anchor, plan, checks):
-        """The choices (a provider per variable) of one tree."""
+    def walk_anchor(self, anchor, plan, checks, test):
+        """The choices (a provider per variable) of one tree.
+
+        test is every check of checks in one, None if there are none.
+        """
         options = [var.options[anchor] for var in plan]
         if not self.constrained:
             # Nothing ties the variables together: every combination is
             # a candidate, or few enough to test one by one.
-            if not checks:
+            if test is None:
                 return itertools.product(*options)
             if math.prod(map(len, options)) <= 64:
-                tests = [test for at in checks.values() for test in at]
                 return [chosen for chosen in itertools.product(*options)
-                        if all(test(chosen) for test in tests)]
+                        if test(chosen)]
         elif not self.enough_in_tree(plan, options):
             return ()
         return self.search(plan, options, checks)
@@ -430,7 +473,7 @@ class _Search:
                 if var.summed and not self.add(summed, uuid, var.summed):
                     continue
                 chosen[i] = uuid
-                if not after or all(check(chosen) for check in after):
+                if after is None or after(chosen):
                     if isolated:
                         taken.add(uuid)
                     yield from walk(i + 1)
@@ -454,25 +497,27 @@ class _Search:
             summed[(uuid, rc)] += amount
         return True
 
-    def candidate(self, plan, chosen):
-        """The allocation request of one choice, in Placement's shape."""
+    def candidate(self, plan, spans, chosen):
+        """The allocation request of one choice, in Placement's shape.
+
+        spans: (suffix, indexes in plan of the group's variables), each
+        group's providers to map.
+        """
         allocations = {}
-        mappings = {}
         for var, uuid in zip(plan, chosen):
             if var.amounts:
                 alloc = allocations.get(uuid)
                 if alloc is None:
-                    allocations[uuid] = {'resources': dict(var.amounts)}
+                    allocations[uuid] = {'resources': var.resources.copy()}
                 else:
                     resources = alloc['resources']
                     for rc, amount in var.amounts:
                         resources[rc] = resources.get(rc, 0) + amount
-            mapped = mappings.get(var.suffix)
-            if mapped is None:
-                mappings[var.suffix] = [uuid]
-            elif uuid not in mapped:
-                mapped.append(uuid)
-                mapped.sort()
+        mappings = {}
+        for suffix, at in spans:
+            mappings[suffix] = (
+                [chosen[at[0]]] if len(at) == 1
+                else sorted({chosen[i] for i in at}))
         return {'allocations': allocations, 'mappings': mappings}
 
     def run(self, cap):
@@ -485,59 +530,79 @@ class _Search:
         fewest = min(plan, key=lambda v: len(v.options))
         anchors = [a for a in fewest.options
                    if all(a in v.options for v in plan)]
-        walks = (self.walk_anchor(a, plan, checks) for a in anchors)
+        test = _all_of(list(checks.values())) if checks else None
+        walks = (self.walk_anchor(a, plan, checks, test) for a in anchors)
         # Under a cap, take candidates from the trees in turn so that a
         # capped answer still spreads over every tree that fits.
         found = (_round_robin(walks) if cap
                  else itertools.chain.from_iterable(walks))
+        spans = collections.defaultdict(list)
+        for i, var in enumerate(plan):
+            spans[var.suffix].append(i)
+        spans = list(spans.items())
         sharing = self.sharing
         requests, seen = [], set()
+        giving = {}     # providers giving resources, in answer order
         for chosen in found:
             # Only a choice made of sharing providers alone can be found
             # again under another anchor; Placement lists it once.
-            if sharing and all(uuid in sharing for uuid in chosen):
+            if sharing and sharing.issuperset(chosen):
                 key = tuple(sorted(zip(
                     (v.suffix for v in plan), (v.amounts for v in plan),
                     chosen)))
                 if key in seen:
                     continue
                 seen.add(key)
-            requests.append(self.candidate(plan, chosen))
+            areq = self.candidate(plan, spans, chosen)
+            requests.append(areq)
+            giving.update(areq['allocations'])
             if len(requests) == cap:
                 break
+        # A provider only in mappings does not bring its tree (Placement).
+        roots = dict.fromkeys(self.providers[uuid].root_uuid
+                              for uuid in giving)
         return {'allocation_requests': requests,
-                'provider_summaries': self.summaries(requests)}
+                'provider_summaries': self.summaries(roots)}
 
-    def summaries(self, requests):
-        """Every provider of each tree giving resources to a candidate.
-
-        A provider only in mappings does not bring its tree (Placement).
-        """
-        providers = self.providers
-        roots = {}
-        for areq in requests:
-            for uuid in areq['allocations']:
-                roots.setdefault(providers[uuid].root_uuid)
+    def summaries(self, roots):
+        """Every provider of the trees of roots, in Placement's shape."""
         result = {}
-        children = self.forest.children
+        trait_lists = {}    # sorted once per distinct set of traits
         for root in roots:
-            stack = [root]
-            while stack:
-                uuid = stack.pop()
-                p = providers[uuid]
-                stack.extend(children[uuid])
+            for p in self.forest.trees[root]:
+                traits = trait_lists.get(p.traits)
+                if traits is None:
+                    traits = trait_lists[p.traits] = sorted(p.traits)
                 usage = p.usage
                 resources = {}
                 for rc, inv in p.inventories.items():
                     resources[rc] = {'capacity': inv.capacity,
                                      'used': usage.get(rc, 0)}
-                result[uuid] = {
+                result[p.uuid] = {
                     'resources': resources,
-                    'traits': sorted(p.traits),
+                    'traits': traits[:],
                     'parent_provider_uuid': p.parent_uuid,
                     'root_provider_uuid': p.root_uuid,
                 }
         return result
+
+
+def _trait_rule(required, forbidden):
+    """(every, any_of, forbidden) for _Search.serving: required's single
+
+    names, the common case, as one set to test at once, and its any-of
+    sets of several names.
+    """
+    every = frozenset().union(*(s for s in required if len(s) == 1))
+    any_of = [s for s in required if len(s) > 1]
+    return every, any_of, frozenset(forbidden)
+
+
+def _all_of(tests):
+    """One test passing when every one of tests does."""
+    if len(tests) == 1:
+        return tests[0]
+    return lambda chosen: all(test(chosen) for test in tests)
 
 
 def _round_robin(iterables):
