@@ -98,6 +98,10 @@ class UsageSteps:
 
         The moment is None when nothing is used in the window.
         """
+        # Every claim has ended by start (the last step is back to 0):
+        # the common case of a window at now over past claims.
+        if not self.times or start >= self.times[-1]:
+            return 0, None
         first = max(bisect.bisect_right(self.times, start) - 1, 0)
         levels = self.levels[first:bisect.bisect_left(self.times, end)]
         peak = max(levels, default=0)

@@ -733,15 +733,19 @@ class _ProviderCache:
                 details[rp_id] = entry[1]
             else:
                 stale.append(rp_id)
+        kept = True
         if stale:
             details.update(self._read(session, stale))
             # Read inside a write that has bumped generations, it may be
             # rolled back: keep nothing keyed by a generation that may
             # never be committed.
-            if not session.info.get(_UNCOMMITTED):
+            kept = not session.info.get(_UNCOMMITTED)
+            if kept:
                 for rp_id in stale:
                     entries[rp_id] = (keys[rp_id], details[rp_id])
-        if complete:
+        # Once every provider given has an entry, equal sizes mean there
+        # is no other to drop.
+        if complete and (not kept or len(entries) > len(keys)):
             for rp_id in set(entries) - set(keys):
                 entries.pop(rp_id, None)
         return details

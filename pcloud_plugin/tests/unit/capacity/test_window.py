@@ -41,6 +41,7 @@ class UsageStepsTests(base.TestCase):
         self.assertEqual((5, hours(3)), steps.peak(hours(3), hours(4)))
         self.assertEqual((3, hours(4)), steps.peak(hours(4), hours(5)))
         self.assertEqual((0, None), steps.peak(hours(8), hours(9)))
+        self.assertEqual((0, None), steps.peak(hours(20), window.FOREVER))
         self.assertEqual((0, None), steps.peak(hours(-3), hours(0)))
 
     def test_touching_claims_do_not_overlap(self):
