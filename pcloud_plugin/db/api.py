@@ -331,6 +331,9 @@ def delete_provider(context, uuid):
         session.execute(_RP.update().where(_RP.c.id == row['id'])
                         .values(root_provider_id=None))
         session.execute(_RP.delete().where(_RP.c.id == row['id']))
+        # A provider made again may get this id back (SQLite reuses the
+        # highest) and reach the same generation.
+        _provider_cache.forget(session, row['id'])
 
 
 def rename_provider(context, uuid, name):
@@ -749,6 +752,12 @@ class _ProviderCache:
             for rp_id in set(entries) - set(keys):
                 entries.pop(rp_id, None)
         return details
+
+    def forget(self, session, rp_id):
+        """Drop a provider's entry (its row is being deleted)."""
+        entries = self._by_engine.get(session.connection().engine)
+        if entries:
+            entries.pop(rp_id, None)
 
     def _read(self, session, rp_ids):
         def of(query, column):

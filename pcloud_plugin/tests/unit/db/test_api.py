@@ -88,6 +88,17 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertRaises(exception.ResourceProviderNotFound,
                           db_api.get_provider, self.context, self.cn1)
 
+    def test_provider_made_again_is_read_again(self):
+        # SQLite gives the new row the deleted one's id, and the provider
+        # reaches the same generation: only the deletion tells them apart.
+        cn3 = self._provider('cn3', VCPU=Inventory(8))
+        self.assertEqual(8, db_api.load_forest(
+            self.context)[cn3].inventories['VCPU'].total)
+        db_api.delete_provider(self.context, cn3)
+        self._provider('cn3', VCPU=Inventory(4))
+        self.assertEqual(4, db_api.load_forest(
+            self.context)[cn3].inventories['VCPU'].total)
+
     def test_delete_provider_with_children_refused(self):
         self._provider('numa0', parent=self.cn1)
         self.assertRaises(exception.Conflict, db_api.delete_provider,
