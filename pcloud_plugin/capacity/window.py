@@ -78,7 +78,7 @@ class UsageSteps:
     thousands of claims without looking at them again.
     """
 
-    __slots__ = ('times', 'levels')
+    __slots__ = ('times', 'levels', 'top', 'top_at')
 
     def __init__(self, claims):
         # Net change at each instant: a claim ending where another starts
@@ -92,6 +92,10 @@ class UsageSteps:
         self.times = sorted(deltas)
         self.levels = list(itertools.accumulate(
             deltas[moment] for moment in self.times))
+        # The all-time peak and the first step at it: a window that holds
+        # that step (a wide one, usually) needs no look at the others.
+        self.top = max(self.levels, default=0)
+        self.top_at = self.levels.index(self.top) if self.top > 0 else None
 
     def peak(self, start, end):
         """(peak usage, first moment of it) within [start, end).
@@ -102,6 +106,11 @@ class UsageSteps:
         # the common case of a window at now over past claims.
         if not self.times or start >= self.times[-1]:
             return 0, None
+        at = self.top_at
+        # The last level is 0, so a step at the top has one after it.
+        if (at is not None and self.times[at] < end
+                and self.times[at + 1] > start):
+            return self.top, max(self.times[at], start)
         first = max(bisect.bisect_right(self.times, start) - 1, 0)
         levels = self.levels[first:bisect.bisect_left(self.times, end)]
         peak = max(levels, default=0)

@@ -57,7 +57,7 @@ class UsageStepsTests(base.TestCase):
 
     def test_matches_an_hour_by_hour_count(self):
         rng = random.Random(11)
-        for _ in range(300):
+        for _ in range(1000):
             claims = []
             for _ in range(rng.randint(0, 12)):
                 start = rng.randrange(48)
