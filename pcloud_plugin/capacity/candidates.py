@@ -129,7 +129,7 @@ class _Search:
         # Whether summed amounts or isolate tie the variables together.
         self.constrained = False
 
-    # --- indexes, built only when a request needs them ----------------------
+    # --- indexes (beside the one pass of __init__), built when needed -------
 
     def by_class(self, rc):
         return self._by_class.get(rc, ())
@@ -397,19 +397,10 @@ class _Search:
         return check
 
     def line(self, uuid):
-        """(uuid, its parent, ..., its root), each line built once."""
+        """(uuid, its parent, ..., its root), each built once."""
         found = self._lines.get(uuid)
         if found is None:
-            # Climb to the nearest provider whose line is known, then
-            # build the lines down from there.
-            climbed = []
-            at = uuid
-            while at is not None and at not in self._lines:
-                climbed.append(at)
-                at = self.providers[at].parent_uuid
-            found = () if at is None else self._lines[at]
-            for at in reversed(climbed):
-                found = self._lines[at] = (at,) + found
+            found = self._lines[uuid] = tuple(self.forest.ancestors(uuid))
         return found
 
     def enough_in_tree(self, plan, options):

@@ -720,15 +720,14 @@ class _ProviderCache:
         self._by_engine = weakref.WeakKeyDictionary()
 
     def get(self, session, providers, complete=False):
-        """{provider id: _Details} for providers given as (id, uuid,
+        """{provider id: _Details} for providers given as rows that start
 
-        generation); ``complete`` says they are all there are, so
-        entries of any other are dropped.
+        with (id, uuid, generation); ``complete`` says they are all there
+        are, so entries of any other are dropped.
         """
         entries = self._by_engine.setdefault(
             session.connection().engine, {})
-        keys = {rp_id: (uuid, generation)
-                for rp_id, uuid, generation in providers}
+        keys = {row[0]: (row[1], row[2]) for row in providers}
         details, stale = {}, []
         for rp_id, key in keys.items():
             entry = entries.get(rp_id)
@@ -819,8 +818,7 @@ def load_forest(session, start=None, end=None):
         _RP.c.id, _RP.c.uuid, _RP.c.generation, _RP.c.name,
         _RP.c.parent_provider_id, _RP.c.root_provider_id)).all()
     uuids = {row[0]: row[1] for row in rows}
-    details = _provider_cache.get(
-        session, [row[:3] for row in rows], complete=True)
+    details = _provider_cache.get(session, rows, complete=True)
     providers = []
     for rp_id, uuid, generation, name, parent_id, root_id in rows:
         about = details[rp_id]
