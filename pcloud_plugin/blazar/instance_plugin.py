@@ -193,7 +193,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         """
         forest = db_api.load_forest(self._ctx(), start, end)
         if discounted:
-            slots_mod.discount(forest, discounted)
+            forest = slots_mod.discount(forest, discounted)
         try:
             plan = slots_mod.place(
                 forest, request,

@@ -31,15 +31,16 @@ exactly, under a generation compare-and-swap.
 """
 
 import collections
+import dataclasses
 import json
 
 import os_traits
 
 from pcloud_plugin.capacity import candidates as candidates_mod
+from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
 
-SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 _TRUE = ('true', 'yes', '1', 'required')
 _FALSE = ('false', 'no', '0', 'forbidden')
@@ -183,18 +184,24 @@ def host_of(forest, alloc, sharing):
 
 
 def discount(forest, amounts):
-    """Take a consumer's own claim out of a forest's usage, so that it can
+    """A copy of forest with a consumer's own claim taken out of its usage,
 
-    be placed again. The peak of the others is at least this, so a plan
-    may be optimistic; the ledger's exact check has the last word.
+    so that it can be placed again. The peak of the others is at least
+    this, so a plan may be optimistic; the ledger's exact check has the
+    last word. (A new forest: the ledger shares the one it gave.)
     """
+    changed = {}
     for rp, resources in amounts.items():
         provider = forest.providers.get(rp)
         if provider is None:
             continue
+        usage = dict(provider.usage)
         for rc, n in resources.items():
-            if rc in provider.usage:
-                provider.usage[rc] = max(0, provider.usage[rc] - n)
+            if rc in usage:
+                usage[rc] = max(0, usage[rc] - n)
+        changed[rp] = dataclasses.replace(provider, usage=usage)
+    return forest_mod.ProviderForest(
+        changed.get(p.uuid, p) for p in forest)
 
 
 class _Packer:
@@ -272,7 +279,7 @@ def place(forest, request, max_candidates=None, preferred=(), held=None,
     """
     answer = candidates_mod.allocation_candidates(
         forest, request.candidates_request(), max_candidates)
-    sharing = {p.uuid for p in forest if SHARING_TRAIT in p.traits}
+    sharing = forest.sharing
     excluded = set(avoid_hosts)
     for p in forest:
         if p.parent_uuid is None and (p.uuid in request.excluded_hosts or
@@ -377,7 +384,7 @@ def shortage(forest, request):
     hosts the request may use, for a refusal message: free is what those
     hosts have left at their peak in the window.
     """
-    sharing = {p.uuid for p in forest if SHARING_TRAIT in p.traits}
+    sharing = forest.sharing
     trees = collections.defaultdict(list)
     for p in forest:
         trees[p.root_uuid].append(p)

@@ -37,12 +37,9 @@ import gc
 import itertools
 import math
 
-import os_traits
-
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
 
-SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 UNSUFFIXED = request_mod.UNSUFFIXED
 
 
@@ -55,7 +52,9 @@ def allocation_candidates(forest, request, max_candidates=None):
     :param max_candidates: stop generating after this many candidates
         (Placement's [placement]max_allocation_candidates); None for all.
         The request's limit caps generation the same way.
-    :returns: {'allocation_requests': [...], 'provider_summaries': {...}}
+    :returns: {'allocation_requests': [...], 'provider_summaries': {...}},
+        read-only: the summaries are the forest's own (Provider.summary),
+        shared with every other answer from it
     """
     if isinstance(request, str):
         request = request_mod.parse_qs(request)
@@ -113,34 +112,20 @@ class _Search:
         self.providers = forest.providers
         self.request = request
         self.isolate = request.group_policy == 'isolate'
-        # One pass over the forest: the providers of each class, and the
-        # sharing providers.
-        self._by_class = collections.defaultdict(list)
-        self.sharing = set()
-        for p in forest:
-            for name in p.inventories:
-                self._by_class[name].append(p)
-            if SHARING_TRAIT in p.traits:
-                self.sharing.add(p.uuid)
-        self._members = None
+        self.sharing = forest.sharing
         self._anchors = {}
         self._room = {}
         self._lines = {}    # uuid -> (uuid, parent, ..., root)
         # Whether summed amounts or isolate tie the variables together.
         self.constrained = False
 
-    # --- indexes (beside the one pass of __init__), built when needed -------
+    # --- indexes (beside the forest's own), built when needed ---------------
 
     def by_class(self, rc):
-        return self._by_class.get(rc, ())
+        return self.forest.by_class.get(rc, ())
 
     def members(self, aggregate):
-        if self._members is None:
-            self._members = collections.defaultdict(set)
-            for p in self.forest:
-                for agg in p.aggregates:
-                    self._members[agg].add(p.uuid)
-        return self._members.get(aggregate, ())
+        return self.forest.members.get(aggregate, ())
 
     def in_all(self, member_of):
         """Providers directly in one aggregate of every any-of set."""
@@ -557,25 +542,8 @@ class _Search:
 
     def summaries(self, roots):
         """Every provider of the trees of roots, in Placement's shape."""
-        result = {}
-        trait_lists = {}    # sorted once per distinct set of traits
-        for root in roots:
-            for p in self.forest.trees[root]:
-                traits = trait_lists.get(p.traits)
-                if traits is None:
-                    traits = trait_lists[p.traits] = sorted(p.traits)
-                usage = p.usage
-                resources = {}
-                for rc, inv in p.inventories.items():
-                    resources[rc] = {'capacity': inv.capacity,
-                                     'used': usage.get(rc, 0)}
-                result[p.uuid] = {
-                    'resources': resources,
-                    'traits': traits[:],
-                    'parent_provider_uuid': p.parent_uuid,
-                    'root_provider_uuid': p.root_uuid,
-                }
-        return result
+        return {p.uuid: p.summary()
+                for root in roots for p in self.forest.trees[root]}
 
 
 def _trait_rule(required, forbidden):

@@ -15,9 +15,21 @@
 
 The ledger builds it (db.api.load_forest) and the allocation-candidates
 engine reads it; neither this module nor the engine does any I/O.
+
+Snapshots share what has not changed: the ledger hands the same Provider
+object to every snapshot while nothing about the provider moved, and the
+same ProviderForest while nothing in it did. So neither is ever modified
+once built (make a new one, e.g. with dataclasses.replace), and what is
+derived from one may be kept on it.
 """
 
+import collections
 import dataclasses
+import functools
+
+import os_traits
+
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 
 
 # Slotted: a load makes thousands, and fewer objects mean cheaper garbage
@@ -36,6 +48,9 @@ class Provider:
     traits: frozenset = frozenset()
     # aggregate uuids the provider itself is a member of
     aggregates: frozenset = frozenset()
+    # summary(), built on first use
+    _summary: dict = dataclasses.field(
+        default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.root_uuid is None:
@@ -48,9 +63,30 @@ class Provider:
             return 0
         return inventory.capacity - self.usage.get(resource_class, 0)
 
+    def summary(self):
+        """This provider's entry in the provider_summaries of Placement's
+
+        GET /allocation_candidates (1.39). Built once and shared by every
+        answer that lists the provider: read-only, like the provider.
+        """
+        if self._summary is None:
+            usage = self.usage
+            self._summary = {
+                'resources': {
+                    rc: {'capacity': inv.capacity, 'used': usage.get(rc, 0)}
+                    for rc, inv in self.inventories.items()},
+                'traits': sorted(self.traits),
+                'parent_provider_uuid': self.parent_uuid,
+                'root_provider_uuid': self.root_uuid,
+            }
+        return self._summary
+
 
 class ProviderForest:
-    """Providers by uuid, with the tree links the engine walks."""
+    """Providers by uuid, with the tree links and indexes the engine uses.
+
+    The indexes are built on first use and kept as long as the forest.
+    """
 
     def __init__(self, providers):
         self.providers = {p.uuid: p for p in providers}
@@ -85,6 +121,30 @@ class ProviderForest:
 
     def __getitem__(self, uuid):
         return self.providers[uuid]
+
+    @functools.cached_property
+    def by_class(self):
+        """resource class -> the providers with an inventory of it."""
+        found = collections.defaultdict(list)
+        for p in self.providers.values():
+            for rc in p.inventories:
+                found[rc].append(p)
+        return dict(found)
+
+    @functools.cached_property
+    def sharing(self):
+        """The uuids of the providers that share via aggregates."""
+        return frozenset(p.uuid for p in self.providers.values()
+                         if SHARING_TRAIT in p.traits)
+
+    @functools.cached_property
+    def members(self):
+        """aggregate uuid -> uuids of the providers directly in it."""
+        found = collections.defaultdict(set)
+        for p in self.providers.values():
+            for agg in p.aggregates:
+                found[agg].add(p.uuid)
+        return dict(found)
 
     def tree_of(self, uuid):
         """Every provider uuid in the tree holding uuid, root first."""

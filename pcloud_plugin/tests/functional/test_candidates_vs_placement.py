@@ -410,8 +410,7 @@ def _sharing_only(forest, candidate):
     """
     mappings = dict(candidate[1])
     return '' in mappings and len(mappings) > 1 and all(
-        candidates.SHARING_TRAIT in forest[rp].traits
-        for rp in mappings.get('', ()))
+        rp in forest.sharing for rp in mappings.get('', ()))
 
 
 def _roots(body):

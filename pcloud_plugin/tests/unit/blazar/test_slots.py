@@ -209,9 +209,12 @@ class ConstraintTests(base.BaseTestCase):
         # usage is discounted from the peak and held instead.
         providers = [host('a', usage={'VCPU': 4, 'MEMORY_MB': 2048,
                                       'DISK_GB': 20})]
-        forest = forest_mod.ProviderForest(providers)
+        given = forest_mod.ProviderForest(providers)
         held = {'a': {'VCPU': 4, 'MEMORY_MB': 2048, 'DISK_GB': 20}}
-        slots.discount(forest, held)
+        forest = slots.discount(given, held)
+        # The forest given is left as it was: the ledger shares it.
+        self.assertEqual(4, given['a'].usage['VCPU'])
+        self.assertEqual(0, forest['a'].usage['VCPU'])
         request = slots.SlotRequest(SLOT, 2, affinity=True)
         plan = slots.place(forest, request, held=held, only_hosts={'a'})
         self.assertEqual({'a': 2}, plan.hosts)
