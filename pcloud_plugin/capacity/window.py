@@ -97,6 +97,14 @@ class UsageSteps:
         self.top = max(self.levels, default=0)
         self.top_at = self.levels.index(self.top) if self.top > 0 else None
 
+    @property
+    def ends(self):
+        """When every claim has ended (FOREVER if one is open); None if
+
+        there are none.
+        """
+        return self.times[-1] if self.times else None
+
     def peak(self, start, end):
         """(peak usage, first moment of it) within [start, end).
 

@@ -340,9 +340,13 @@ def rename_provider(context, uuid, name):
     configure()
     with main_context_manager.writer.using(context) as session:
         row = _provider_row(session, uuid)
+        # A new generation, as in Placement: and load_forest's
+        # fingerprint must see the change.
+        session.info[_UNCOMMITTED] = True
         try:
             session.execute(_RP.update().where(_RP.c.id == row['id'])
-                            .values(name=name))
+                            .values(name=name,
+                                    generation=_RP.c.generation + 1))
             session.flush()
         except db_exc.DBDuplicateEntry:
             raise exception.Conflict(
@@ -691,6 +695,12 @@ class _Details:
     aggregates: frozenset
     usage: types.MappingProxyType   # class name -> UsageSteps, all time
 
+    @functools.cached_property
+    def claims_end(self):
+        """When every claim on the provider has ended; None if none."""
+        return max((steps.ends for steps in self.usage.values()),
+                   default=None)
+
     def peaks(self, window):
         """{class name: peak usage during window}, classes used only."""
         peaks = {}
@@ -718,6 +728,8 @@ class _ProviderCache:
 
     def __init__(self):
         self._by_engine = weakref.WeakKeyDictionary()
+        # engine -> the _Snapshot load_forest last built
+        self._snapshots = weakref.WeakKeyDictionary()
 
     def get(self, session, providers, complete=False):
         """{provider id: _Details} for providers given as rows that start
@@ -754,9 +766,19 @@ class _ProviderCache:
 
     def forget(self, session, rp_id):
         """Drop a provider's entry (its row is being deleted)."""
-        entries = self._by_engine.get(session.connection().engine)
+        engine = session.connection().engine
+        entries = self._by_engine.get(engine)
         if entries:
             entries.pop(rp_id, None)
+        self._snapshots.pop(engine, None)
+
+    def last_snapshot(self, session):
+        return self._snapshots.get(session.connection().engine)
+
+    def keep_snapshot(self, session, snapshot):
+        # Not from inside a write that may be rolled back (see get).
+        if not session.info.get(_UNCOMMITTED):
+            self._snapshots[session.connection().engine] = snapshot
 
     def _read(self, session, rp_ids):
         def of(query, column):
@@ -805,13 +827,47 @@ class _ProviderCache:
 _provider_cache = _ProviderCache()
 
 
+@dataclasses.dataclass(frozen=True)
+class _Snapshot:
+    """What load_forest last built, for the next one to reuse."""
+
+    fingerprint: tuple
+    providers: dict     # provider id -> Provider
+    forest: forest_mod.ProviderForest
+    # (claims_end, provider id, _Details) of each provider with claims,
+    # latest end first; and {provider id: _Details} of those with usage in
+    # the forest: the only ones whose usage another window can change.
+    claimed: list
+    used: dict
+
+
+# Whether anything was written since a snapshot. Every write to a provider
+# or to what hangs off it bumps the provider's generation (sum); a deleted
+# provider lowers the count unless a new one takes its place, and a new
+# one has a higher id or, where SQLite gives the highest id again, a later
+# created_at.
+_FINGERPRINT = sa.select(
+    sa.func.count(), sa.func.sum(_RP.c.generation), sa.func.max(_RP.c.id),
+    sa.func.max(_RP.c.created_at))
+
+
 @_reader
 def load_forest(session, start=None, end=None):
     """Every provider tree, with each provider's peak usage in the window:
 
-    the snapshot the allocation-candidates engine answers from.
+    the snapshot the allocation-candidates engine answers from. What has
+    not changed since the last load is the same objects: the forest itself
+    if nothing was written, else each provider whose row, details and
+    usage are the same; so what the engine derives from them is kept (see
+    capacity.forest).
     """
     window = _window(start, end)
+    # Read before the rows: a write committed in between (READ COMMITTED)
+    # then makes the next fingerprint differ, never the other way round.
+    fingerprint = tuple(session.execute(_FINGERPRINT).one())
+    last = _provider_cache.last_snapshot(session)
+    if last is not None and last.fingerprint == fingerprint:
+        return _with_usage(last, window)
     # Rows read by position only: attribute access (or a copy to tuples)
     # on 7,000 rows costs more than the query.
     rows = session.execute(sa.select(
@@ -819,12 +875,54 @@ def load_forest(session, start=None, end=None):
         _RP.c.parent_provider_id, _RP.c.root_provider_id)).all()
     uuids = {row[0]: row[1] for row in rows}
     details = _provider_cache.get(session, rows, complete=True)
-    providers = []
+    before = last.providers if last is not None else {}
+    providers, claimed, used = {}, [], {}
     for rp_id, uuid, generation, name, parent_id, root_id in rows:
         about = details[rp_id]
-        providers.append(forest_mod.Provider(
-            uuid=uuid, name=name, generation=generation,
-            parent_uuid=uuids.get(parent_id), root_uuid=uuids[root_id],
-            inventories=about.inventories, usage=about.peaks(window),
-            traits=about.traits, aggregates=about.aggregates))
-    return forest_mod.ProviderForest(providers)
+        usage = {}
+        if about.usage:
+            claimed.append((about.claims_end, rp_id, about))
+            usage = about.peaks(window)
+            if usage:
+                used[rp_id] = about
+        parent, root = uuids.get(parent_id), uuids[root_id]
+        p = before.get(rp_id)
+        if (p is None or p.uuid != uuid or p.generation != generation
+                or p.inventories is not about.inventories
+                or p.traits is not about.traits
+                or p.aggregates is not about.aggregates
+                or p.name != name or p.parent_uuid != parent
+                or p.root_uuid != root or p.usage != usage):
+            p = forest_mod.Provider(
+                uuid=uuid, name=name, generation=generation,
+                parent_uuid=parent, root_uuid=root,
+                inventories=about.inventories, usage=usage,
+                traits=about.traits, aggregates=about.aggregates)
+        providers[rp_id] = p
+    forest = forest_mod.ProviderForest(providers.values())
+    claimed.sort(reverse=True)
+    _provider_cache.keep_snapshot(session, _Snapshot(
+        fingerprint, providers, forest, claimed, used))
+    return forest
+
+
+def _with_usage(snapshot, window):
+    """The snapshot's forest, with its usage for window."""
+    # A provider whose claims have all ended by the window's start uses
+    # nothing in it: if it used nothing in the snapshot's window either,
+    # it is as it was.
+    check = dict(snapshot.used)
+    for claims_end, rp_id, about in snapshot.claimed:
+        if claims_end <= window.start:
+            break
+        check[rp_id] = about
+    changed = {}
+    for rp_id, about in check.items():
+        p = snapshot.providers[rp_id]
+        usage = about.peaks(window)
+        if usage != p.usage:
+            changed[p.uuid] = dataclasses.replace(p, usage=usage)
+    if not changed:
+        return snapshot.forest
+    return forest_mod.ProviderForest(
+        changed.get(p.uuid, p) for p in snapshot.forest)
