@@ -16,16 +16,25 @@
 Each scenario's forest is loaded both in Placement (openstack-placement's
 WSGI app on its own in-memory SQLite, called without a socket) and in our
 ledger (a SQLite file); the same query is timed on both and the median
-(p50) latencies printed side by side. "ours" times the engine alone on the
-forest read from the ledger once; "ours incl. load" reads it again for
-each query (pcloud_plugin.db.api.load_forest, as the reservation plugins
-do), which is what a query costs in a running service.
+(p50) latencies printed side by side. Ours is timed four ways:
+
+* "ours": the engine alone on the forest read from the ledger once;
+* "incl. load": the forest read again for each query
+  (pcloud_plugin.db.api.load_forest, as the reservation plugins do), with
+  nothing written between queries, so the ledger hands back its snapshot;
+* "a write between": the same, with a claim made or released (untimed)
+  before each query, as in a busy service: the load reads every provider
+  row and builds a new forest, reusing the providers that did not change;
+* "cold": the engine on a copy of the forest that nothing has been derived
+  from yet (no indexes, no provider summaries): the first query on a
+  ledger that changed everywhere.
 
 Run: python -m bench candidates [--quick], or
 python bench/bench_candidates.py [--quick] [--only NAME]
 """
 
 import argparse
+import dataclasses
 import gc
 import os
 import random
@@ -40,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from pcloud_plugin.capacity import candidates  # noqa: E402
+from pcloud_plugin.capacity import forest as forest_mod  # noqa: E402
 from pcloud_plugin.tests.functional import placement_fixture  # noqa: E402
 from pcloud_plugin.tests.functional import \
     test_candidates_vs_placement as differential  # noqa: E402,H306
@@ -189,19 +199,21 @@ def _count_response(response):
 def p50s(timed, rounds):
     """Median time and last count of candidates of each (fn, repeat,
 
-    count) in timed. The functions take turns each round, so that
-    Placement and ours meet the same background load. Each answer is
-    counted (Placement's JSON parsed) outside the timing and dropped,
-    and the collector run, before the next call: no call leaves garbage
-    for the next one to collect. (Placement leaves reference cycles,
-    its database sessions and requests; collecting them untimed only
-    flatters Placement.)
+    count, before) in timed; before, if set, runs untimed ahead of each
+    call. The functions take turns each round, so that Placement and ours
+    meet the same background load. Each answer is counted (Placement's
+    JSON parsed) outside the timing and dropped, and the collector run,
+    before the next call: no call leaves garbage for the next one to
+    collect. (Placement leaves reference cycles, its database sessions
+    and requests; collecting them untimed only flatters Placement.)
     """
     times = [[] for _ in timed]
     counts = [None] * len(timed)
     for _ in range(rounds):
-        for i, (fn, repeat, count) in enumerate(timed):
+        for i, (fn, repeat, count, before) in enumerate(timed):
             for _ in range(repeat):
+                if before is not None:
+                    before()
                 start = time.perf_counter()
                 answer = fn()
                 times[i].append(time.perf_counter() - start)
@@ -235,9 +247,30 @@ class Ledger:
 
     def load(self, spec):
         differential.load_ledger(self.context, spec)
+        # What write() claims and releases in turn: one unit of the first
+        # class any amount of fits.
+        self.claim = next(
+            {p['uuid']: {rc: 1}} for p in spec['providers']
+            for rc, inv in p['inventories'].items()
+            if inv.get('min_unit', 1) == 1 and inv.get('step_size', 1) == 1)
+        self.claimed = False
 
     def forest(self):
         return self.api.load_forest(self.context)
+
+    def write(self):
+        """Make the claim, or release it if made."""
+        if self.claimed:
+            self.api.release(self.context, 'bench-write')
+        else:
+            self.api.claim(self.context, 'bench-write', self.claim)
+        self.claimed = not self.claimed
+
+
+def cold_copy(forest):
+    """The forest's providers in a new forest, with nothing derived yet."""
+    return forest_mod.ProviderForest(
+        dataclasses.replace(p) for p in forest)
 
 
 def main(argv=None):
@@ -285,13 +318,23 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
             _freeze_setup()
         cap = options.get('max_candidates')
         overrides = options.get('placement', {})
-        timed = [(lambda: candidates.allocation_candidates(
-            forest, query, max_candidates=cap), repeat, _count),
-            (lambda: candidates.allocation_candidates(
-                ledger.forest(), query, max_candidates=cap), 1, _count)]
+
+        def ours(forest):
+            return candidates.allocation_candidates(
+                forest, query, max_candidates=cap)
+
+        cold = {}
+        timed = [
+            (lambda: ours(forest), repeat, _count, None),
+            # Loaded once untimed, so that nothing (not the last round's
+            # write) was written since.
+            (lambda: ours(ledger.forest()), 1, _count, ledger.forest),
+            (lambda: ours(ledger.forest()), 1, _count, ledger.write),
+            (lambda: ours(cold['forest']), 1, _count,
+             lambda: cold.update(forest=cold_copy(forest)))]
         if overrides is not None:
             timed.append((lambda: api.get('/allocation_candidates?' + query),
-                          1, _count_response))
+                          1, _count_response, None))
             for (group, opt), value in overrides.items():
                 placement.conf.set_override(opt, value, group=group)
         try:
@@ -299,9 +342,11 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
         finally:
             for group, opt in overrides or ():
                 placement.conf.clear_override(opt, group=group)
+            if ledger.claimed:
+                ledger.write()
         theirs = overrides is not None
-        rows.append((name, counts[0], counts[2] if theirs else None,
-                     medians[2] if theirs else None, medians[0], medians[1]))
+        rows.append((name, counts[0], counts[-1] if theirs else None,
+                     medians[-1] if theirs else None, medians[:4]))
         print('.', end='', flush=True)
     print()
     _print(rows)
@@ -333,14 +378,16 @@ def _ratio(theirs, ours):
 
 def _print(rows):
     head = ['scenario', 'candidates', 'placement p50', 'ours p50', 'ratio',
-            'ours incl. load', 'ratio']
+            'incl. load', 'ratio', 'a write between', 'ratio', 'cold',
+            'ratio']
     table = [head]
-    for name, n_ours, n_theirs, theirs_t, ours_t, load_t in rows:
+    for name, n_ours, n_theirs, theirs_t, ours_ts in rows:
         count = str(n_ours) if n_ours == n_theirs or n_theirs is None else (
             '%d (placement %d)' % (n_ours, n_theirs))
-        table.append([name, count, _ms(theirs_t), _ms(ours_t),
-                      _ratio(theirs_t, ours_t), _ms(load_t),
-                      _ratio(theirs_t, load_t)])
+        row = [name, count, _ms(theirs_t)]
+        for ours_t in ours_ts:
+            row += [_ms(ours_t), _ratio(theirs_t, ours_t)]
+        table.append(row)
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for i, row in enumerate(table):
         print('  '.join(cell.ljust(w) if j == 0 else cell.rjust(w)
