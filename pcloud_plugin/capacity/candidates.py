@@ -329,6 +329,10 @@ class _Search:
             subtree_rank.get(v.suffix, len(subtree_rank)),
             sum(map(len, v.options.values())) / len(v.options)))
         plan = unsuffixed + suffixed
+        # The unsuffixed group's variables, first in the plan, and its
+        # amounts together.
+        self.n_unsuffixed = len(unsuffixed)
+        self.unsuffixed = {rc: n for v in unsuffixed for rc, n in v.amounts}
         counts = collections.Counter(rc for v in plan for rc, _ in v.amounts)
         for var in plan:
             var.summed = tuple((rc, n) for rc, n in var.amounts
@@ -345,7 +349,7 @@ class _Search:
         checks = collections.defaultdict(list)
         group = self.request.groups.get(UNSUFFIXED)
         required = group.required if group else ()
-        n_unsuffixed = sum(1 for v in plan if not v.granular)
+        n_unsuffixed = self.n_unsuffixed
         # With one class, unsuffixed_vars has filtered its options.
         if required and n_unsuffixed > 1:
             providers = self.providers
@@ -473,14 +477,25 @@ class _Search:
             summed[(uuid, rc)] += amount
         return True
 
-    def candidate(self, plan, spans, chosen):
-        """The allocation request of one choice, in Placement's shape.
-
-        spans: (suffix, indexes in plan of the group's variables), each
-        group's providers to map.
-        """
-        allocations = {}
-        for var, uuid in zip(plan, chosen):
+    def candidate(self, plan, chosen):
+        """The allocation request of one choice, in Placement's shape."""
+        k = self.n_unsuffixed
+        first = chosen[0] if k else None
+        if k > 1 and chosen[:k].count(first) == k:
+            # Every class of the unsuffixed group from one provider (a
+            # flat host, say): its amounts in one go.
+            allocations = {first: {'resources': self.unsuffixed.copy()}}
+            mappings = {UNSUFFIXED: [first]}
+            i = k
+        else:
+            allocations, mappings, i = {}, {}, 0
+            if k:
+                mappings[UNSUFFIXED] = (
+                    [first] if k == 1 else sorted(set(chosen[:k])))
+        for i in range(i, len(plan)):
+            var, uuid = plan[i], chosen[i]
+            if var.granular:
+                mappings[var.suffix] = [uuid]
             if var.amounts:
                 alloc = allocations.get(uuid)
                 if alloc is None:
@@ -489,11 +504,6 @@ class _Search:
                     resources = alloc['resources']
                     for rc, amount in var.amounts:
                         resources[rc] = resources.get(rc, 0) + amount
-        mappings = {}
-        for suffix, at in spans:
-            mappings[suffix] = (
-                [chosen[at[0]]] if len(at) == 1
-                else sorted({chosen[i] for i in at}))
         return {'allocations': allocations, 'mappings': mappings}
 
     def run(self, cap):
@@ -512,10 +522,6 @@ class _Search:
         # capped answer still spreads over every tree that fits.
         found = (_round_robin(walks) if cap
                  else itertools.chain.from_iterable(walks))
-        spans = collections.defaultdict(list)
-        for i, var in enumerate(plan):
-            spans[var.suffix].append(i)
-        spans = list(spans.items())
         sharing = self.sharing
         requests, seen = [], set()
         giving = {}     # providers giving resources, in answer order
@@ -529,7 +535,7 @@ class _Search:
                 if key in seen:
                     continue
                 seen.add(key)
-            areq = self.candidate(plan, spans, chosen)
+            areq = self.candidate(plan, chosen)
             requests.append(areq)
             giving.update(areq['allocations'])
             if len(requests) == cap:
