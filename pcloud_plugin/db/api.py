@@ -881,10 +881,13 @@ def load_forest(session, start=None, end=None):
         about = details[rp_id]
         usage = {}
         if about.usage:
-            claimed.append((about.claims_end, rp_id, about))
-            usage = about.peaks(window)
-            if usage:
-                used[rp_id] = about
+            claims_end = about.claims_end
+            claimed.append((claims_end, rp_id, about))
+            # Claims all ended by the window's start use nothing in it.
+            if claims_end > window.start:
+                usage = about.peaks(window)
+                if usage:
+                    used[rp_id] = about
         parent, root = uuids.get(parent_id), uuids[root_id]
         p = before.get(rp_id)
         if (p is None or p.uuid != uuid or p.generation != generation
