@@ -366,12 +366,17 @@ def set_parent(session, uuid, parent_uuid):
     if parent['root_provider_id'] == row['id']:
         raise exception.Conflict(
             reason='provider %s would become its own ancestor' % uuid)
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+    # Its descendants get a new root: a new generation too, so that
+    # load_forest reads them again.
+    session.execute(_RP.update().where(
+        _RP.c.root_provider_id == row['id'], _RP.c.id != row['id']).values(
+            generation=_RP.c.generation + 1))
     session.execute(_RP.update().where(
         _RP.c.root_provider_id == row['id']).values(
             root_provider_id=parent['root_provider_id']))
     session.execute(_RP.update().where(_RP.c.id == row['id']).values(
         parent_provider_id=parent['id']))
-    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
 
 
 # --- inventories, traits, aggregates ---------------------------------------
@@ -719,7 +724,8 @@ class _ProviderCache:
     generation in the same transaction (by compare-and-swap, and for a
     release or move in drop_claims), so an entry whose key matches the
     row just read holds what the database holds, whichever process wrote
-    it; only providers whose generation moved are read again. Kept per
+    it; only providers whose generation moved are read again. Beside
+    them, the last snapshot load_forest built (see _Snapshot). Kept per
     engine, so tests and tools with several databases never mix them up.
     """
 
@@ -851,6 +857,11 @@ _FINGERPRINT = sa.select(
     sa.func.max(_RP.c.created_at))
 
 
+# A provider's row as load_forest reads it, by position.
+_ROWS = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation, _RP.c.name,
+                  _RP.c.parent_provider_id, _RP.c.root_provider_id)
+
+
 @_reader
 def load_forest(session, start=None, end=None):
     """Every provider tree, with each provider's peak usage in the window:
@@ -866,17 +877,32 @@ def load_forest(session, start=None, end=None):
     # then makes the next fingerprint differ, never the other way round.
     fingerprint = tuple(session.execute(_FINGERPRINT).one())
     last = _provider_cache.last_snapshot(session)
-    if last is not None and last.fingerprint == fingerprint:
-        return _with_usage(last, window)
-    # Rows read by position only: attribute access (or a copy to tuples)
-    # on 7,000 rows costs more than the query.
-    rows = session.execute(sa.select(
-        _RP.c.id, _RP.c.uuid, _RP.c.generation, _RP.c.name,
-        _RP.c.parent_provider_id, _RP.c.root_provider_id)).all()
+    kept, claimed, used = {}, [], {}
+    if last is None or not _same_providers(last.fingerprint, fingerprint):
+        order = rows = session.execute(_ROWS).all()
+        details = _provider_cache.get(session, rows, complete=True)
+    elif last.fingerprint == fingerprint:
+        changed, _ = _usage_changes(last, window)
+        if not changed:
+            return last.forest
+        return forest_mod.ProviderForest(
+            changed.get(rp_id, p) for rp_id, p in last.providers.items())
+    else:
+        # Only generations moved: read again the providers they moved on.
+        order, rows, kept = _written_since(session, last)
+        details = _provider_cache.get(session, rows)
+        changed, checked = _usage_changes(last, window, kept)
+        kept.update(changed)
+        claimed = [entry for entry in last.claimed if entry[1] in kept]
+        used = {rp_id: about for rp_id, about in checked.items()
+                if rp_id in kept and kept[rp_id].usage}
+    before = {} if last is None else last.providers
     uuids = {row[0]: row[1] for row in rows}
-    details = _provider_cache.get(session, rows, complete=True)
-    before = last.providers if last is not None else {}
-    providers, claimed, used = {}, [], {}
+
+    def uuid_of(rp_id):
+        return uuids[rp_id] if rp_id in uuids else kept[rp_id].uuid
+
+    built = {}
     for rp_id, uuid, generation, name, parent_id, root_id in rows:
         about = details[rp_id]
         usage = {}
@@ -888,7 +914,8 @@ def load_forest(session, start=None, end=None):
                 usage = about.peaks(window)
                 if usage:
                     used[rp_id] = about
-        parent, root = uuids.get(parent_id), uuids[root_id]
+        parent = None if parent_id is None else uuid_of(parent_id)
+        root = uuid_of(root_id)
         p = before.get(rp_id)
         if (p is None or p.uuid != uuid or p.generation != generation
                 or p.inventories is not about.inventories
@@ -901,7 +928,10 @@ def load_forest(session, start=None, end=None):
                 parent_uuid=parent, root_uuid=root,
                 inventories=about.inventories, usage=usage,
                 traits=about.traits, aggregates=about.aggregates)
-        providers[rp_id] = p
+        built[rp_id] = p
+    # In the database's order, so that a forest built bit by bit lists
+    # providers as one read whole would.
+    providers = {row[0]: kept.get(row[0]) or built[row[0]] for row in order}
     forest = forest_mod.ProviderForest(providers.values())
     claimed.sort(reverse=True)
     _provider_cache.keep_snapshot(session, _Snapshot(
@@ -909,8 +939,49 @@ def load_forest(session, start=None, end=None):
     return forest
 
 
-def _with_usage(snapshot, window):
-    """The snapshot's forest, with its usage for window."""
+def _same_providers(fingerprint, other):
+    """Whether no provider was made or deleted between two fingerprints
+
+    (only generations may have moved).
+    """
+    count, _, highest_id, latest = fingerprint
+    return (count, highest_id, latest) == (other[0], other[2], other[3])
+
+
+def _written_since(session, last):
+    """(every provider's (id, generation) row, the full rows of those
+
+    written since the last snapshot, {id: Provider} of the others), when
+    none was made or deleted since. Every write to a provider's row (name,
+    parent, root) or to what hangs off it bumps its generation, so an
+    equal one means an equal provider but for the window's usage.
+    """
+    before = last.providers
+    order = session.execute(sa.select(_RP.c.id, _RP.c.generation)).all()
+    kept, stale = {}, []
+    for rp_id, generation in order:
+        # (Under READ COMMITTED, one made since the fingerprint may show.)
+        p = before.get(rp_id)
+        if p is not None and p.generation == generation:
+            kept[rp_id] = p
+        else:
+            stale.append(rp_id)
+    if len(stale) > _ProviderCache._SCAN_ALL:
+        rows = [row for row in session.execute(_ROWS).all()
+                if row[0] not in kept]
+    elif stale:
+        rows = session.execute(_ROWS.where(_RP.c.id.in_(stale))).all()
+    else:
+        rows = []
+    return order, rows, kept
+
+
+def _usage_changes(snapshot, window, only=None):
+    """({id: Provider with its usage for window} of the snapshot's
+
+    providers (of ``only`` if given) whose usage differs in window, and
+    {id: _Details} of those looked at).
+    """
     # A provider whose claims have all ended by the window's start uses
     # nothing in it: if it used nothing in the snapshot's window either,
     # it is as it was.
@@ -921,11 +992,10 @@ def _with_usage(snapshot, window):
         check[rp_id] = about
     changed = {}
     for rp_id, about in check.items():
+        if only is not None and rp_id not in only:
+            continue
         p = snapshot.providers[rp_id]
         usage = about.peaks(window)
         if usage != p.usage:
-            changed[p.uuid] = dataclasses.replace(p, usage=usage)
-    if not changed:
-        return snapshot.forest
-    return forest_mod.ProviderForest(
-        changed.get(p.uuid, p) for p in snapshot.forest)
+            changed[rp_id] = dataclasses.replace(p, usage=usage)
+    return changed, check

@@ -435,6 +435,20 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual(generation + 1, db_api.get_provider(
             self.context, self.cn1)['generation'])
 
+    def test_set_parent_shows_in_the_next_load(self):
+        # Only generations move: the next load reads again just the
+        # providers whose generation did, the moved subtree's included.
+        child = self._provider('child')
+        grandchild = self._provider('grandchild', parent=child)
+        db_api.load_forest(self.context)
+        db_api.set_parent(self.context, child, self.cn1)
+        forest = db_api.load_forest(self.context)
+        self.assertEqual(self.cn1, forest[child].parent_uuid)
+        self.assertEqual(self.cn1, forest[grandchild].root_uuid)
+        tree = forest.tree_of(grandchild)
+        self.assertEqual(self.cn1, tree[0])
+        self.assertEqual({self.cn1, child, grandchild}, set(tree))
+
     def test_unchanged_ledger_answers_every_window(self):
         # Nothing is written between these loads: each reuses the first
         # snapshot, and only the usage follows the window.
