@@ -326,9 +326,10 @@ def _run_scenarios(args, placement, api, rounds, repeat, ledger):
         cold = {}
         timed = [
             (lambda: ours(forest), repeat, _count, None),
-            # Loaded once untimed, so that nothing (not the last round's
-            # write) was written since.
-            (lambda: ours(ledger.forest()), 1, _count, ledger.forest),
+            # Asked once untimed, so that nothing (not the last round's
+            # write) was written since the last query: the steady state.
+            (lambda: ours(ledger.forest()), 1, _count,
+             lambda: ours(ledger.forest())),
             (lambda: ours(ledger.forest()), 1, _count, ledger.write),
             (lambda: ours(cold['forest']), 1, _count,
              lambda: cold.update(forest=cold_copy(forest)))]
