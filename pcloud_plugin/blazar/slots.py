@@ -37,7 +37,6 @@ import json
 import os_traits
 
 from pcloud_plugin.capacity import candidates as candidates_mod
-from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
 
@@ -190,7 +189,7 @@ def discount(forest, amounts):
     this, so a plan may be optimistic; the ledger's exact check has the
     last word. (A new forest: the ledger shares the one it gave.)
     """
-    changed = {}
+    changed = []
     for rp, resources in amounts.items():
         provider = forest.providers.get(rp)
         if provider is None:
@@ -199,9 +198,8 @@ def discount(forest, amounts):
         for rc, n in resources.items():
             if rc in usage:
                 usage[rc] = max(0, usage[rc] - n)
-        changed[rp] = dataclasses.replace(provider, usage=usage)
-    return forest_mod.ProviderForest(
-        changed.get(p.uuid, p) for p in forest)
+        changed.append(dataclasses.replace(provider, usage=usage))
+    return forest.replaced(changed)
 
 
 class _Packer:
@@ -385,11 +383,8 @@ def shortage(forest, request):
     hosts have left at their peak in the window.
     """
     sharing = forest.sharing
-    trees = collections.defaultdict(list)
-    for p in forest:
-        trees[p.root_uuid].append(p)
     eligible = set()
-    for root, members in trees.items():
+    for root, members in forest.trees.items():
         top = forest[root]
         traits = frozenset().union(*(p.traits for p in members))
         aggregates = frozenset().union(*(p.aggregates for p in members))

@@ -122,6 +122,14 @@ class ProviderForest:
     def __getitem__(self, uuid):
         return self.providers[uuid]
 
+    def replaced(self, providers):
+        """A new forest with providers in place of those of the same uuid
+
+        (and the same place in their tree).
+        """
+        new = {p.uuid: p for p in providers}
+        return ProviderForest(new.get(p.uuid, p) for p in self)
+
     @functools.cached_property
     def by_class(self):
         """resource class -> the providers with an inventory of it."""

@@ -708,6 +708,9 @@ class _Details:
 
     def peaks(self, window):
         """{class name: peak usage during window}, classes used only."""
+        # Claims all ended by the window's start use nothing in it.
+        if self.claims_end is None or self.claims_end <= window.start:
+            return {}
         peaks = {}
         for rc, steps in self.usage.items():
             peak = steps.peak(window.start, window.stored_end)[0]
@@ -885,8 +888,7 @@ def load_forest(session, start=None, end=None):
         changed, _ = _usage_changes(last, window)
         if not changed:
             return last.forest
-        return forest_mod.ProviderForest(
-            changed.get(rp_id, p) for rp_id, p in last.providers.items())
+        return last.forest.replaced(changed.values())
     else:
         # Only generations moved: read again the providers they moved on.
         order, rows, kept = _written_since(session, last)
@@ -907,13 +909,10 @@ def load_forest(session, start=None, end=None):
         about = details[rp_id]
         usage = {}
         if about.usage:
-            claims_end = about.claims_end
-            claimed.append((claims_end, rp_id, about))
-            # Claims all ended by the window's start use nothing in it.
-            if claims_end > window.start:
-                usage = about.peaks(window)
-                if usage:
-                    used[rp_id] = about
+            claimed.append((about.claims_end, rp_id, about))
+            usage = about.peaks(window)
+            if usage:
+                used[rp_id] = about
         parent = None if parent_id is None else uuid_of(parent_id)
         root = uuid_of(root_id)
         p = before.get(rp_id)
