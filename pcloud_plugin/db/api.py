@@ -88,12 +88,33 @@ def get_engine():
     return main_context_manager.writer.get_engine()
 
 
+def _must_retry(exc):
+    """A transaction the database aborted because a concurrent one wrote
+
+    what it read: a deadlock (InnoDB, also Galera's certification failure,
+    which MySQL drivers report as one) or PostgreSQL's serialization
+    failure under REPEATABLE READ and SERIALIZABLE, which oslo.db leaves
+    as SQLAlchemy's error. Run whole again, it reads the new state.
+    """
+    while exc is not None:
+        if isinstance(exc, db_exc.DBDeadlock):
+            return True
+        inner = getattr(exc, 'inner_exception', exc)
+        if getattr(getattr(inner, 'orig', inner), 'pgcode', None) in (
+                '40001', '40P01'):
+            return True
+        # InnoDB rolls the whole transaction back on a deadlock: leaving
+        # a savepoint then fails too, with the deadlock as its context.
+        exc = exc.__context__
+    return False
+
+
 # For modules that add tables beside the ledger's: several managers
 # writing reservation rows at once can deadlock on InnoDB's gap locks; such
 # a transaction is whole, so it is run again.
 retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_interval=0.05, inc_retry_interval=True,
-    retry_on_deadlock=True)
+    exception_checker=_must_retry)
 
 
 def replace_rows(session, table, key, rows):
@@ -123,6 +144,7 @@ def reader(context):
 
 
 def _reader(fn):
+    @retry_on_deadlock  # a reader is a deadlock victim under SERIALIZABLE
     @functools.wraps(fn)
     def wrapper(context, *args, **kwargs):
         configure()
@@ -155,7 +177,9 @@ def writer_with_cas_retry(fn):
                     return fn(session, *args, **kwargs)
             except _GenerationConflict as conflict:
                 lost.add(conflict.what)
-            except db_exc.DBDeadlock:
+            except (db_exc.DBError, sa.exc.DBAPIError) as e:
+                if not _must_retry(e):
+                    raise
                 lost.add('deadlock')
             # Spread retries out so racing writers do not collide again.
             time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
@@ -261,6 +285,7 @@ def _uuids_by_id(session, ids):
         sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(ids))).all())
 
 
+@retry_on_deadlock
 def create_provider(context, uuid, name, parent_uuid=None, can_host=False):
     configure()
     if not uuid or not name:
@@ -313,29 +338,34 @@ def _live_claims_exist(session, provider_ids):
         is not None
 
 
-def delete_provider(context, uuid):
-    """Remove a provider with no children and no live or future claims."""
-    configure()
-    with main_context_manager.writer.using(context) as session:
-        row = _provider_row(session, uuid)
-        if session.execute(sa.select(_RP.c.id).where(
-                _RP.c.parent_provider_id == row['id']).limit(1)).first():
-            raise exception.Conflict(
-                reason='provider %s still has child providers' % uuid)
-        if _live_claims_exist(session, [row['id']]):
-            raise exception.ResourceProviderInUse(provider=uuid)
-        for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG):
-            session.execute(table.delete().where(
-                table.c.resource_provider_id == row['id']))
-        # MySQL refuses to delete a row its own foreign key points at.
-        session.execute(_RP.update().where(_RP.c.id == row['id'])
-                        .values(root_provider_id=None))
-        session.execute(_RP.delete().where(_RP.c.id == row['id']))
-        # A provider made again may get this id back (SQLite reuses the
-        # highest) and reach the same generation.
-        _provider_cache.forget(session, row['id'])
+@writer_with_cas_retry
+def delete_provider(session, uuid):
+    """Remove a provider with no children and no live or future claims.
+
+    Its generation, read before the checks, is swapped first: a claim
+    committed meanwhile makes the delete run again and see it.
+    """
+    row = _provider_row(session, uuid)
+    if session.execute(sa.select(_RP.c.id).where(
+            _RP.c.parent_provider_id == row['id']).limit(1)).first():
+        raise exception.Conflict(
+            reason='provider %s still has child providers' % uuid)
+    if _live_claims_exist(session, [row['id']]):
+        raise exception.ResourceProviderInUse(provider=uuid)
+    _bump_generation(session, _RP, row['id'], row['generation'], uuid)
+    for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG):
+        session.execute(table.delete().where(
+            table.c.resource_provider_id == row['id']))
+    # MySQL refuses to delete a row its own foreign key points at.
+    session.execute(_RP.update().where(_RP.c.id == row['id'])
+                    .values(root_provider_id=None))
+    session.execute(_RP.delete().where(_RP.c.id == row['id']))
+    # A provider made again may get this id back (SQLite reuses the
+    # highest) and reach the same generation.
+    _provider_cache.forget(session, row['id'])
 
 
+@retry_on_deadlock
 def rename_provider(context, uuid, name):
     configure()
     with main_context_manager.writer.using(context) as session:
@@ -507,12 +537,73 @@ def _consumer_row(session, consumer_id):
         _CONSUMER.c.uuid == consumer_id)).mappings().first()
 
 
-def _write_claims(session, consumer, window, amounts):
-    """Check ``amounts`` fit in ``window`` beside every other consumer's
+def take_consumer(session, consumer_id, window, replace=False):
+    """Start a claim's transaction: record ``consumer_id`` for ``window``.
 
-    claims, insert them, and compare-and-swap every provider they touch.
-    The generations are read first so that anything committed after the
-    read makes the swap fail.
+    A new consumer is inserted. With ``replace``, an existing one gets the
+    new window and its generation is swapped; its claims stay until
+    write_claims replaces them. Returns the rows of the providers its
+    claims are on now, read before anything is checked, so that
+    write_claims can compare-and-swap them against what the check saw
+    (under REPEATABLE READ a row re-read after this transaction wrote it
+    shows that write, not what others committed meanwhile).
+    """
+    if not consumer_id or len(consumer_id) > 64:
+        raise exception.Invalid(reason='consumer_id must be 1-64 chars')
+    consumer = _consumer_row(session, consumer_id)
+    if consumer is None:
+        try:
+            session.execute(_CONSUMER.insert().values(
+                uuid=consumer_id, generation=0, start_time=window.start,
+                end_time=window.stored_end, created_at=timeutils.utcnow()))
+        except db_exc.DBDuplicateEntry:
+            # Made meanwhile by another writer: run again and see it.
+            raise _GenerationConflict(consumer_id)
+        return []
+    if not replace:
+        raise exception.ConsumerExists(consumer=consumer_id)
+    held = list(session.execute(sa.select(_RP).where(_RP.c.id.in_(
+        sa.select(_ALLOC.c.resource_provider_id).where(
+            _ALLOC.c.consumer_id == consumer_id)))).mappings())
+    session.execute(_CONSUMER.update().where(
+        _CONSUMER.c.id == consumer['id']).values(
+            start_time=window.start, end_time=window.stored_end))
+    _bump_generation(session, _CONSUMER, consumer['id'],
+                     consumer['generation'], consumer_id)
+    return held
+
+
+def write_claims(session, consumer_id, window, rows, providers, held=()):
+    """Make ``rows`` the consumer's allocations and compare-and-swap the
+
+    ``providers`` they are on and the ones ``held`` (take_consumer's),
+    as read before the capacity check: anything committed on them since
+    makes the swap fail and the transaction run again.
+    """
+    if held:
+        session.execute(_ALLOC.delete().where(
+            _ALLOC.c.consumer_id == consumer_id))
+    now = timeutils.utcnow()
+    session.execute(_ALLOC.insert(), [
+        dict(row, consumer_id=consumer_id, created_at=now,
+             start_time=window.start, end_time=window.stored_end)
+        for row in rows])
+    swapped = {}
+    for provider in list(held) + list(providers):
+        # The first read of a provider is the one before every check.
+        swapped.setdefault(provider['id'], provider)
+    # Always in id order, so two writers never wait on each other in turn.
+    for provider in sorted(swapped.values(), key=lambda p: p['id']):
+        _bump_generation(session, _RP, provider['id'],
+                         provider['generation'], provider['uuid'])
+
+
+def _checked_rows(session, consumer_id, window, amounts):
+    """(allocation rows, provider rows) for ``amounts`` in ``window``.
+
+    Raises if they do not fit beside every other consumer's claims. The
+    generations are read before the claims, so that anything committed
+    after the read makes the swap fail.
     """
     providers = {}
     for uuid in amounts:
@@ -541,10 +632,9 @@ def _write_claims(session, consumer, window, amounts):
                    _ALLOC.c.resource_class_id.in_(class_ids.values()),
                    _ALLOC.c.end_time > window.start,
                    _ALLOC.c.start_time < window.stored_end,
-                   _ALLOC.c.consumer_id != consumer)):
+                   _ALLOC.c.consumer_id != consumer_id)):
         existing[rp_id, rc_id].append((start, end, used))
 
-    now = timeutils.utcnow()
     rows = []
     for uuid, resources in amounts.items():
         for rc, amount in resources.items():
@@ -558,15 +648,9 @@ def _write_claims(session, consumer, window, amounts):
                     at=(at or window.start).isoformat(), window=window,
                     requested=amount, used=used, capacity=capacity,
                     short=used + amount - capacity)
-            rows.append(dict(
-                resource_provider_id=key[0], resource_class_id=key[1],
-                consumer_id=consumer, used=amount, created_at=now,
-                start_time=window.start, end_time=window.stored_end))
-    session.execute(_ALLOC.insert(), rows)
-    # Always in id order, so two writers never wait on each other in turn.
-    for provider in sorted(providers.values(), key=lambda p: p['id']):
-        _bump_generation(session, _RP, provider['id'],
-                         provider['generation'], provider['uuid'])
+            rows.append(dict(resource_provider_id=key[0],
+                             resource_class_id=key[1], used=amount))
+    return rows, list(providers.values())
 
 
 def _window(start, end):
@@ -583,18 +667,9 @@ def claim(session, consumer_id, amounts, start=None, end=None):
     """
     window = _window(start, end)
     _validate_amounts(amounts)
-    if not consumer_id or len(consumer_id) > 64:
-        raise exception.Invalid(reason='consumer_id must be 1-64 chars')
-    if _consumer_row(session, consumer_id) is not None:
-        raise exception.ConsumerExists(consumer=consumer_id)
-    try:
-        with session.begin_nested():
-            session.execute(_CONSUMER.insert().values(
-                uuid=consumer_id, generation=0, start_time=window.start,
-                end_time=window.stored_end, created_at=timeutils.utcnow()))
-    except db_exc.DBDuplicateEntry:
-        raise _GenerationConflict(consumer_id)
-    _write_claims(session, consumer_id, window, amounts)
+    take_consumer(session, consumer_id, window)
+    rows, providers = _checked_rows(session, consumer_id, window, amounts)
+    write_claims(session, consumer_id, window, rows, providers)
     return window
 
 
@@ -617,13 +692,9 @@ def change_claim(session, consumer_id, amounts=None, start=None, end=None,
     if end is None and not open_end:
         end = consumer['end_time']
     window = _window(start or consumer['start_time'], end)
-    drop_claims(session, consumer_id)
-    session.execute(_CONSUMER.update().where(
-        _CONSUMER.c.id == consumer['id']).values(
-            start_time=window.start, end_time=window.stored_end))
-    _bump_generation(session, _CONSUMER, consumer['id'],
-                     consumer['generation'], consumer_id)
-    _write_claims(session, consumer_id, window, amounts)
+    held = take_consumer(session, consumer_id, window, replace=True)
+    rows, providers = _checked_rows(session, consumer_id, window, amounts)
+    write_claims(session, consumer_id, window, rows, providers, held)
     return window
 
 

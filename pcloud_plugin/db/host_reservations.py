@@ -36,7 +36,6 @@ from pcloud_plugin import exception
 _RES = models.HostReservation.__table__
 _HOST = models.HostReservationHost.__table__
 _ALLOC = models.Allocation.__table__
-_CONSUMER = models.Consumer.__table__
 _RP = models.ResourceProvider.__table__
 _INV = models.Inventory.__table__
 
@@ -110,6 +109,7 @@ def create(context, reservation_id, values, hosts=()):
         _write_hosts(session, reservation_id, hosts)
 
 
+@db_api.retry_on_deadlock
 def get(context, reservation_id):
     """The reservation with its 'hosts', or HostReservationNotFound."""
     with db_api.reader(context) as session:
@@ -121,6 +121,7 @@ def get(context, reservation_id):
                         [reservation_id])
 
 
+@db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
                       states=None, ending_after=None):
     """Reservations with their hosts, oldest first, filtered by any
@@ -161,6 +162,7 @@ def update(context, reservation_id, hosts=None, **values):
             _write_hosts(session, reservation_id, hosts)
 
 
+@db_api.retry_on_deadlock
 def set_joined(context, reservation_id, host_uuid, joined):
     """Record whether one host is in the pcloud's aggregate."""
     with db_api.writer(context) as session:
@@ -169,6 +171,7 @@ def set_joined(context, reservation_id, host_uuid, joined):
             _HOST.c.host_uuid == host_uuid).values(joined=bool(joined)))
 
 
+@db_api.retry_on_deadlock
 def joined_service_hosts(context):
     """Service hosts some reservation has put into a pcloud and not yet
 
@@ -214,28 +217,7 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
     roots = sorted(set(roots))
     if not roots:
         raise exception.Invalid(reason='a whole-host claim needs a host')
-    if not consumer_id or len(consumer_id) > 64:
-        raise exception.Invalid(reason='consumer_id must be 1-64 chars')
-    consumer = db_api._consumer_row(session, consumer_id)
-    now = timeutils.utcnow()
-    if consumer is not None:
-        if not replace:
-            raise exception.ConsumerExists(consumer=consumer_id)
-        db_api.drop_claims(session, consumer_id)
-        session.execute(_CONSUMER.update().where(
-            _CONSUMER.c.id == consumer['id']).values(
-                start_time=window.start, end_time=window.stored_end))
-        db_api._bump_generation(session, _CONSUMER, consumer['id'],
-                                consumer['generation'], consumer_id)
-    else:
-        try:
-            with session.begin_nested():
-                session.execute(_CONSUMER.insert().values(
-                    uuid=consumer_id, generation=0, start_time=window.start,
-                    end_time=window.stored_end, created_at=now))
-        except db_exc.DBDuplicateEntry:
-            raise db_api._GenerationConflict(consumer_id)
-
+    held = db_api.take_consumer(session, consumer_id, window, replace)
     root_rows, trees = _tree_rows(session, roots)
     providers = {row['id']: row for tree in trees.values() for row in tree}
     root_name = {row['id']: root_rows[uuid]['name']
@@ -265,9 +247,7 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
         if capacity > 0:
             rows.append(dict(
                 resource_provider_id=inv['resource_provider_id'],
-                resource_class_id=inv['resource_class_id'],
-                consumer_id=consumer_id, used=capacity, created_at=now,
-                start_time=window.start, end_time=window.stored_end))
+                resource_class_id=inv['resource_class_id'], used=capacity))
             claimed_roots.add(
                 providers[inv['resource_provider_id']]['root_provider_id'])
     for uuid in roots:
@@ -275,13 +255,12 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
             raise exception.Invalid(
                 reason='host %s has no capacity to claim'
                 % root_rows[uuid]['name'])
-    session.execute(_ALLOC.insert(), rows)
-    for row in sorted(providers.values(), key=lambda r: r['id']):
-        db_api._bump_generation(session, _RP, row['id'], row['generation'],
-                                row['uuid'])
+    db_api.write_claims(session, consumer_id, window, rows,
+                        list(providers.values()), held)
     return window
 
 
+@db_api.retry_on_deadlock
 def busy_intervals(context, roots, not_before, before=None,
                    exclude_consumer=None):
     """{root uuid: [(start, end)]}: when anything is claimed on the hosts'

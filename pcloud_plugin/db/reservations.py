@@ -95,6 +95,7 @@ def create(context, reservation_id, values, slots):
         _write_slots(session, reservation_id, slots)
 
 
+@db_api.retry_on_deadlock
 def get(context, reservation_id):
     """The reservation with its 'slots', or ReservationNotFound."""
     with db_api.reader(context) as session:
@@ -106,6 +107,7 @@ def get(context, reservation_id):
                         [reservation_id])
 
 
+@db_api.retry_on_deadlock
 def get_by_resource_id(context, resource_id):
     with db_api.reader(context) as session:
         row = session.execute(sa.select(_RES).where(
@@ -118,6 +120,7 @@ def get_by_resource_id(context, resource_id):
                         [reservation_id])
 
 
+@db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
                       state=None, ending_after=None):
     """Reservations with their slots, filtered by any argument given."""
@@ -153,6 +156,7 @@ def update(context, reservation_id, slots=None, **values):
             _write_slots(session, reservation_id, slots)
 
 
+@db_api.retry_on_deadlock
 def set_placed(context, reservation_id, host_uuid, placed):
     """Record how many slots Placement holds on one host."""
     with db_api.writer(context) as session:
@@ -161,6 +165,7 @@ def set_placed(context, reservation_id, host_uuid, placed):
             _SLOT.c.host_uuid == host_uuid).values(placed=placed))
 
 
+@db_api.retry_on_deadlock
 def delete(context, reservation_id):
     with db_api.writer(context) as session:
         session.execute(_SLOT.delete().where(
@@ -169,6 +174,7 @@ def delete(context, reservation_id):
             _RES.c.reservation_id == reservation_id))
 
 
+@db_api.retry_on_deadlock
 def usage_steps(context, resource_class, start, end, provider_uuids=None,
                 exclude_consumer=None):
     """[(moment, total used)] of one class in [start, end), summed over

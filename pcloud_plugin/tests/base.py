@@ -13,6 +13,9 @@
 #    under the License.
 """Test bases: config isolation and the ledger database on each backend."""
 
+import queue
+import time
+
 import fixtures
 from oslo_config import fixture as config_fixture
 from oslo_db import exception as db_exc
@@ -26,6 +29,7 @@ from pcloud_plugin import conf
 from pcloud_plugin import context
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
+from pcloud_plugin.tests import db_users
 
 
 class TestCase(base.BaseTestCase):
@@ -88,8 +92,8 @@ class ScratchDatabase(fixtures.Fixture):
     """A private, migrated ledger database on a real server, by URL, for
 
     tests that run several OS processes against it. Dropped at cleanup.
-    Raises BackendNotAvailable (use skip_unless_available) where the
-    server does not answer.
+    Raises BackendNotAvailable where the server does not answer: use
+    scratch_database to skip then.
     """
 
     def __init__(self, driver):
@@ -111,10 +115,36 @@ class ScratchDatabase(fixtures.Fixture):
 
 def scratch_database(test, driver):
     """A ScratchDatabase, or skip ``test`` saying why there is none."""
+    # Asked here, not inside the fixture: useFixture wraps what a
+    # fixture's setUp raises, and the skip would become an error.
     try:
-        return test.useFixture(ScratchDatabase(driver))
+        provision.Backend.backend_for_database_type(driver)
     except db_exc.BackendNotAvailable as e:
-        test.skipTest('no %s server for this test: %s' % (driver, e))
+        test.skipTest('no %s server for this test: %s (user %s: %s)' % (
+            driver, e, db_users.USER, db_users.ensure()[driver]))
+    return test.useFixture(ScratchDatabase(driver))
+
+
+def reports_of(test, workers, results, timeout=600):
+    """One report from each of ``workers`` (processes) off ``results``
+
+    (a queue); fails the test at once if a worker died without one.
+    """
+    # Never leave one running against a database the cleanup drops.
+    for worker in workers:
+        test.addCleanup(worker.terminate)
+    reports = []
+    deadline = time.monotonic() + timeout
+    while len(reports) < len(workers):
+        try:
+            reports.append(results.get(timeout=1))
+        except queue.Empty:
+            dead = [w.exitcode for w in workers if w.exitcode]
+            if dead:
+                test.fail('a worker died with exit code %s' % dead[0])
+            if time.monotonic() > deadline:
+                test.fail('workers did not report in %ds' % timeout)
+    return reports
 
 
 class LedgerFromConfig(fixtures.Fixture):

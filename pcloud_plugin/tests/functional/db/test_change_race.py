@@ -1,0 +1,262 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Every kind of ledger write racing in real OS processes on a real
+
+MariaDB / PostgreSQL, with the session isolation forced to each level:
+new claims, claims grown, shrunk, moved in time and to another provider,
+releases, and whole-host claims that move between hosts (replace=True).
+
+Every window contains T_MID, so all claims on a provider overlap there.
+A thread of the test process reads the allocations over and over while
+the race runs: at no moment may a provider be over capacity, and at the
+end the ledger holds exactly what each process was told it holds.
+"""
+
+import collections
+import datetime
+import multiprocessing
+import random
+import threading
+import time
+
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.tests import base
+
+PROCESSES = 6
+OPERATIONS = 300
+PROVIDERS = 6
+VCPU = 5
+T_MID = datetime.datetime(2031, 6, 1)
+PROVIDER_UUIDS = ['rp-%d' % i for i in range(PROVIDERS)]
+
+# How each backend is told, per connection, to run at a level.
+_LEVEL_SQL = {'mysql': 'SELECT @@tx_isolation',
+              'postgresql': 'SHOW transaction_isolation'}
+
+
+def _url_at(url, driver, level):
+    url = sa.engine.make_url(url)
+    if driver == 'mysql':
+        query = {'init_command':
+                 'SET SESSION TRANSACTION ISOLATION LEVEL %s' % level}
+    else:
+        query = {'options': '-c default_transaction_isolation=%s'
+                 % level.lower().replace(' ', r'\ ')}
+    return url.update_query_dict(query).render_as_string(hide_password=False)
+
+
+def _window(rng):
+    return (T_MID - datetime.timedelta(hours=rng.randint(1, 6)),
+            T_MID + datetime.timedelta(hours=rng.randint(1, 6)))
+
+
+def _racer(url, driver, worker, start_line, results):
+    """OPERATIONS random writes; reports what it holds at the end."""
+    from pcloud_plugin import conf
+    from pcloud_plugin.db import host_reservations as host_db
+    from pcloud_plugin import exception
+
+    conf.CONF([], project='pcloud')
+    conf.CONF.set_override('connection', url, group='pcloud_database')
+    conf.CONF.set_override('claim_retries', 60, group='ledger')
+    context = context_mod.get_admin_context()
+    with db_api.get_engine().connect() as conn:
+        level = conn.execute(sa.text(_LEVEL_SQL[driver])).scalar()
+    rng = random.Random(worker)
+    small = {}    # consumer -> (provider, vcpu)
+    whole = {}    # consumer -> provider
+    counts = collections.Counter()
+    start_line.wait(timeout=300)
+    for n in range(OPERATIONS):
+        # Mostly claims and growths: the race that overbooked.
+        op = rng.choice(['claim'] * 3 + ['grow'] * 3 + [
+            'shrink', 'move', 'window', 'release', 'release', 'release',
+            'host', 'host_move', 'host_move'])
+        start, end = _window(rng)
+        rp = rng.choice(PROVIDER_UUIDS)
+        if op.startswith('host'):
+            # Where the host looks free, as a scheduler would pick.
+            busy = host_db.busy_intervals(context, PROVIDER_UUIDS, start,
+                                          before=end)
+            rp = rng.choice([u for u in PROVIDER_UUIDS if not busy[u]]
+                            or PROVIDER_UUIDS)
+        try:
+            if op == 'claim':
+                consumer = 'w%d-%d' % (worker, n)
+                db_api.claim(context, consumer, {rp: {'VCPU': 1}},
+                             start, end)
+                small[consumer] = (rp, 1)
+            elif op == 'host':
+                consumer = 'h%d-%d' % (worker, n)
+                host_db.claim_hosts(context, consumer, [rp], start, end)
+                whole[consumer] = rp
+            elif op == 'host_move' and whole:
+                consumer = rng.choice(sorted(whole))
+                host_db.claim_hosts(context, consumer, [rp], start, end,
+                                    replace=True)
+                whole[consumer] = rp
+            elif op in ('grow', 'shrink', 'move', 'window') and small:
+                consumer = rng.choice(sorted(small))
+                held, vcpu = small[consumer]
+                if op == 'window':
+                    db_api.change_claim(context, consumer, start=start,
+                                        end=end)
+                    counts[op] += 1
+                    continue
+                if op == 'grow':
+                    vcpu += 1
+                elif op == 'shrink':
+                    vcpu = max(1, vcpu - 1)
+                else:
+                    held = rp
+                db_api.change_claim(context, consumer,
+                                    {held: {'VCPU': vcpu}})
+                small[consumer] = (held, vcpu)
+            elif op == 'release' and (small or whole):
+                consumer = rng.choice(sorted(small) + sorted(whole))
+                db_api.release(context, consumer)
+                small.pop(consumer, None)
+                whole.pop(consumer, None)
+            else:
+                continue
+            counts[op] += 1
+        except (exception.CapacityExceeded, exception.HostBusy):
+            counts['refused'] += 1
+        except exception.ConcurrentUpdateDetected:
+            counts['gave up'] += 1
+    results.put((worker, level, small, whole, dict(counts)))
+
+
+def _over_capacity(rows):
+    """The first (provider, peak) over VCPU among allocation ``rows``."""
+    claims = collections.defaultdict(list)
+    for uuid, start, end, used in rows:
+        claims[uuid].append((start, end, used))
+    for uuid, found in sorted(claims.items()):
+        peak, _at = window_mod.max_in_sweep(
+            found, datetime.datetime(2000, 1, 1), window_mod.FOREVER)
+        if peak > VCPU:
+            return uuid, peak
+    return None
+
+
+class _Observer(threading.Thread):
+    """Reads every allocation in one statement until told to stop, and
+
+    keeps the first over-capacity state it sees.
+    """
+
+    def __init__(self, engine):
+        super().__init__(daemon=True)
+        self.engine = engine
+        self.stop = threading.Event()
+        self.reads = 0
+        self.overbooked = None
+
+    def run(self):
+        query = sa.text(
+            'SELECT p.uuid, a.start_time, a.end_time, a.used '
+            'FROM allocations a JOIN resource_providers p '
+            'ON p.id = a.resource_provider_id')
+        with self.engine.connect() as conn:
+            while not self.stop.is_set() and self.overbooked is None:
+                self.overbooked = _over_capacity(conn.execute(query).all())
+                conn.rollback()
+                self.reads += 1
+                time.sleep(0.01)
+
+
+class ChangeRace(base.TestCase):
+    DRIVER = 'mysql'
+
+    def _race(self, level):
+        database = base.scratch_database(self, self.DRIVER)
+        self.conf.set_override('connection', database.url,
+                               group='pcloud_database')
+        self.useFixture(base.LedgerFromConfig())
+        for uuid in PROVIDER_UUIDS:
+            db_api.create_provider(self.context, uuid, uuid)
+            db_api.set_inventories(self.context, uuid,
+                                   {'VCPU': Inventory(VCPU)})
+
+        url = _url_at(database.url, self.DRIVER, level)
+        spawn = multiprocessing.get_context('spawn')
+        results = spawn.Queue()
+        start_line = spawn.Barrier(PROCESSES)
+        workers = [spawn.Process(target=_racer, args=(
+            url, self.DRIVER, n, start_line, results))
+            for n in range(PROCESSES)]
+        for worker in workers:
+            worker.start()
+        observer = _Observer(database.engine)
+        observer.start()
+        try:
+            reports = base.reports_of(self, workers, results)
+        finally:
+            observer.stop.set()
+            observer.join(timeout=60)
+        for worker in workers:
+            worker.join(timeout=60)
+            self.assertEqual(0, worker.exitcode)
+
+        # The race ran at the level asked for, and was one.
+        self.assertEqual(
+            {level.replace(' ', '-').lower()},
+            {lvl.replace(' ', '-').lower() for _w, lvl, _s, _h, _c
+             in reports})
+        counts = sum((collections.Counter(c) for *_x, c in reports),
+                     collections.Counter())
+        for op in ('claim', 'grow', 'move', 'window', 'release', 'host',
+                   'host_move', 'refused'):
+            self.assertGreater(counts[op], 0, op)
+        self.assertIsNone(observer.overbooked)
+        self.assertGreater(observer.reads, 0)
+
+        with database.engine.connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT a.consumer_id, p.uuid, a.start_time, a.end_time, '
+                'a.used FROM allocations a JOIN resource_providers p '
+                'ON p.id = a.resource_provider_id')).all()
+        self.assertIsNone(_over_capacity([r[1:] for r in rows]))
+        # Nothing lost, nothing left over: each claim is where and as
+        # large as its process was told.
+        held = {(r.consumer_id, r.uuid): r.used for r in rows}
+        expected = {}
+        for _w, _l, small, whole, _c in reports:
+            expected.update(((c, rp), vcpu)
+                            for c, (rp, vcpu) in small.items())
+            expected.update(((c, rp), VCPU) for c, rp in whole.items())
+        self.assertEqual(expected, held)
+        print('%s %s: %s, %d observer reads' % (
+            self.DRIVER, level, dict(sorted(counts.items())),
+            observer.reads))
+
+    def test_read_committed(self):
+        self._race('READ COMMITTED')
+
+    def test_repeatable_read(self):
+        self._race('REPEATABLE READ')
+
+    def test_serializable(self):
+        self._race('SERIALIZABLE')
+
+
+class ChangeRacePostgreSQL(ChangeRace):
+    DRIVER = 'postgresql'
