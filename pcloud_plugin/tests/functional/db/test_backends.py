@@ -14,7 +14,7 @@
 """The ledger's DB tests again on MariaDB and PostgreSQL.
 
 oslo.db's opportunistic fixtures create a private database per test run as
-the openstack_citest user (tools/test-setup.sh) and drop it afterwards;
+the openstack_citest user (tests.db_users) and drop it afterwards;
 where no server answers, every test here skips and says why.
 """
 
