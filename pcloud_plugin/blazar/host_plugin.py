@@ -72,6 +72,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
+from pcloud_plugin.blazar import terms
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
@@ -499,7 +500,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             else:
                 return [h['host_uuid'] for h in row['hosts']]
         params = parse_params(values)
-        start, end = values['start_date'], values['end_date']
+        start, end = terms.lease_window(values['start_date'],
+                                        values['end_date'])
         self._check_type(params, start)
         self._check_pcloud(self.pools(), params['pcloud_id'],
                            self._project_id(values))
@@ -512,7 +514,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
     def reserve_resource(self, reservation_id, values):
         params = parse_params(values)
-        start, end = values['start_date'], values['end_date']
+        start, end = terms.lease_window(values['start_date'],
+                                        values['end_date'])
         now = timeutils.utcnow().replace(microsecond=0)
         self._check_type(params, start, now)
         project_id = self._project_id(values)
@@ -854,8 +857,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         ctx = self._ctx()
         row = host_db.get(ctx, reservation_id)
         params = parse_params(values, _params_of(row))
-        start = values.get('start_date', row['start_time'])
-        end = values.get('end_date', row['end_time'])
+        start, end = terms.lease_window(
+            values.get('start_date', row['start_time']),
+            values.get('end_date', row['end_time']))
         changed = sorted(p for p in PARAMS if params[p] != row[p])
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):

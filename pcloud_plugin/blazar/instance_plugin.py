@@ -49,6 +49,7 @@ from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
+from pcloud_plugin.blazar import terms
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
@@ -261,7 +262,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 return _expand({s['host_uuid']: s['slots']
                                 for s in current['slots']})
         params = parse_params(values)
-        start, end = values['start_date'], values['end_date']
+        start, end = terms.lease_window(values['start_date'],
+                                        values['end_date'])
         request = self._slot_request(params)
         placed = self._place(request, start, end)
         self._plans.last = (self._plan_key(params, start, end),
@@ -287,7 +289,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
     def reserve_resource(self, reservation_id, values):
         params = parse_params(values)
-        start, end = values['start_date'], values['end_date']
+        start, end = terms.lease_window(values['start_date'],
+                                        values['end_date'])
         cached = self._cached_plan(self._plan_key(params, start, end))
         request, first = cached or (self._slot_request(params), None)
         plan, forest = self._claim(reservation_id, request, start, end,
@@ -324,8 +327,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         row = res_db.get(self._ctx(), reservation_id)
         current = {p: row[p] for p in PARAMS}
         params = parse_params(values, current)
-        start = values.get('start_date', row['start_time'])
-        end = values.get('end_date', row['end_time'])
+        start, end = terms.lease_window(
+            values.get('start_date', row['start_time']),
+            values.get('end_date', row['end_time']))
         changed = sorted(p for p in PARAMS if params[p] != current[p])
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):

@@ -35,6 +35,7 @@ def normalize(moment, field):
     """Naive UTC, truncated to whole seconds (what every backend stores)."""
     if not isinstance(moment, datetime.datetime):
         raise exception.InvalidWindow(
+            field=field,
             reason='%s must be a datetime, got %r' % (field, moment))
     if moment.tzinfo is not None:
         moment = timeutils.normalize_time(moment)
@@ -48,14 +49,28 @@ class Window:
 
     @classmethod
     def of(cls, start=None, end=None):
-        """A validated window; start defaults to now."""
+        """A validated window; start defaults to now.
+
+        The ledger holds moments before FOREVER: a later start or end is
+        refused (InvalidWindow.kwargs['field'] names it), never clamped;
+        an end at FOREVER is an open end, which is stored the same.
+        """
         start = normalize(start or timeutils.utcnow(), 'start')
+        if start >= FOREVER:
+            raise exception.InvalidWindow(
+                field='start', reason='start %s is not before %s' % (
+                    start, FOREVER))
         if end is not None:
             end = normalize(end, 'end')
             if end <= start:
                 raise exception.InvalidWindow(
+                    field='end',
                     reason='end %s is not after start %s' % (end, start))
-            if end >= FOREVER:
+            if end > FOREVER:
+                raise exception.InvalidWindow(
+                    field='end', reason='end %s is after %s' % (
+                        end, FOREVER))
+            if end == FOREVER:
                 end = None
         return cls(start, end)
 

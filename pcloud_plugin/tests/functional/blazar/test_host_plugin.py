@@ -699,6 +699,18 @@ class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
         self.client.lease.delete(lease['id'])
         self.assertIsNone(self.claims(reservation['id']))
 
+    def test_a_window_past_what_the_ledger_holds_is_400(self):
+        for start, end, field in (
+                ('9999-12-31 22:00', '9999-12-31 23:59', 'start_date'),
+                ('9999-12-30 22:00', '9999-12-31 23:59', 'end_date')):
+            e = self.assertRaises(
+                client_exc.BlazarClientException, self.client.lease.create,
+                'last-day', start, end, [self.hosts_res(1)], [])
+            self.assertEqual(400, e.kwargs['code'])
+            self.assertIn(field, str(e))
+        self.assertEqual([], self.client.lease.list())
+        self.assertEqual([], host_db.list_reservations(self.context))
+
     def test_bad_terms_are_400_naming_the_field(self):
         for field, value in (('amount', 0), ('lease_type', 'SOMEDAY'),
                              ('pcloud_id', OTHERS_PCLOUD)):

@@ -123,6 +123,20 @@ class LeaseAPITests(base.BlazarAPITestCase):
                          [x['id'] for x in self.client.lease.list()])
         self.assertEqual(1, len(res_db.list_reservations(self.context)))
 
+    def test_a_window_past_what_the_ledger_holds_is_400(self):
+        # Blazar takes dates up to 9999-12-31 23:59. Stored clamped, two
+        # such leases never met: both were admitted on the same capacity.
+        for start, end, field in (
+                ('9999-12-31 22:00', '9999-12-31 23:59', 'start_date'),
+                ('9999-12-30 22:00', '9999-12-31 23:59', 'end_date')):
+            e = self.assertRaises(
+                client_exc.BlazarClientException, self.client.lease.create,
+                'last-day', start, end, [self.reservation(5)], [])
+            self.assertEqual(400, e.kwargs['code'])
+            self.assertIn(field, str(e))
+        self.assertEqual([], self.client.lease.list())
+        self.assertEqual([], res_db.list_reservations(self.context))
+
     def test_update_and_delete_through_blazarclient(self):
         lease = self.client.lease.create(
             'grow', self.minutes(60), self.minutes(120),

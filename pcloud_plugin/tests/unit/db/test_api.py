@@ -24,6 +24,7 @@ import random
 import fixtures
 
 from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -257,6 +258,27 @@ class LedgerAPITests(base.LedgerTestCase):
                                   'c', {self.cn1: {'DISK_GB': amount}})
             self.assertEqual(rule, e.kwargs['rule'])
         self._claim('c', {self.cn1: {'DISK_GB': 20}})
+
+    def test_the_end_of_time_is_refused_not_clamped(self):
+        last_day = window_mod.FOREVER
+        # Once clamped to an open end stored before their start, these
+        # two never overlapped: both were admitted on a full provider.
+        for name, start, end in (
+                ('late', last_day.replace(hour=22), last_day.replace(
+                    hour=23, minute=59)),
+                ('past', last_day - datetime.timedelta(hours=1),
+                 last_day + datetime.timedelta(minutes=1))):
+            e = self.assertRaises(exception.InvalidWindow, self._claim,
+                                  name, {self.cn1: {'VCPU': 8}}, start, end)
+            self.assertEqual('start' if name == 'late' else 'end',
+                             e.kwargs['field'])
+            self.assertIsNone(db_api.get_claims(self.context, name))
+        # Up to FOREVER itself is held exactly: it conflicts as it should.
+        self._claim('a', {self.cn1: {'VCPU': 8}},
+                    last_day - datetime.timedelta(hours=2), last_day)
+        self.assertRaises(exception.CapacityExceeded, self._claim, 'b',
+                          {self.cn1: {'VCPU': 8}},
+                          last_day - datetime.timedelta(hours=1), last_day)
 
     def test_bad_input_refused(self):
         for amount in (0, -1, 1.5, True, '2'):

@@ -1,0 +1,34 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Lease terms both plugins read the same way."""
+
+from blazar.manager import exceptions as mgr_exc
+
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import exception
+
+
+def lease_window(start, end):
+    """(start, end) of a lease, if the ledger holds them exactly.
+
+    Blazar accepts dates up to 9999-12-31 23:59; the ledger holds moments
+    before capacity.window.FOREVER. A window it cannot hold is a 400
+    naming the date, never clamped into another meaning.
+    """
+    try:
+        window_mod.Window.of(start, end)
+    except exception.InvalidWindow as e:
+        raise mgr_exc.MalformedParameter(param='%s_date (%s)' % (
+            e.kwargs.get('field', 'start'), e.kwargs['reason']))
+    return start, end
