@@ -71,6 +71,7 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
+from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import terms
 from pcloud_plugin.capacity import host_windows
@@ -513,6 +514,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         return [h['host_uuid'] for h in hosts]
 
     def reserve_resource(self, reservation_id, values):
+        with reconcile.creation_of(self._ctx(), values.get('lease_id')):
+            return self._reserve(reservation_id, values)
+
+    def _reserve(self, reservation_id, values):
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
@@ -839,12 +844,29 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self.sweep()
 
     def sweep(self):
-        """Retry taking out of pclouds the hosts of ended reservations."""
-        for row in host_db.list_reservations(self._ctx(),
-                                             states=[host_db.ENDED]):
-            if any(h['joined'] for h in row['hosts']) or \
-                    row['aggregate_id']:
+        """Retry taking out of pclouds the hosts of ended reservations;
+
+        end those whose Blazar reservation is gone, and release claims
+        nothing holds (see reconcile).
+        """
+        ctx = self._ctx()
+        rows = host_db.list_reservations(ctx)
+        for row in reconcile.orphan_rows(
+                [r for r in rows if r['state'] != host_db.ENDED]):
+            rid = row['reservation_id']
+            LOG.warning('Host reservation %s is gone from Blazar; ending '
+                        'it', rid)
+            db_api.release(ctx, rid)
+            if self._leave(row):
+                host_db.delete(ctx, rid)
+            else:
+                host_db.update(ctx, rid, state=host_db.ENDED)
+        for row in rows:
+            if row['state'] == host_db.ENDED and (
+                    any(h['joined'] for h in row['hosts']) or
+                    row['aggregate_id']):
                 self._leave(row)
+        reconcile.release_orphan_claims(ctx)
 
     # --- updates ---------------------------------------------------------
 

@@ -47,6 +47,7 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
+from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.blazar import terms
@@ -288,6 +289,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         raise self._refused(request, start, end, last)
 
     def reserve_resource(self, reservation_id, values):
+        with reconcile.creation_of(self._ctx(), values.get('lease_id')):
+            return self._reserve(reservation_id, values)
+
+    def _reserve(self, reservation_id, values):
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
@@ -633,8 +638,19 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             res_db.update(ctx, rid, state=res_db.ENDING)
 
     def sweep(self):
-        """Retry the clean-up of ended reservations that left objects."""
+        """Retry the clean-up of ended reservations that left objects;
+
+        end those whose Blazar reservation is gone, and release claims
+        nothing holds (see reconcile).
+        """
         ctx = self._ctx()
+        live = [row for row in res_db.list_reservations(ctx)
+                if row['state'] != res_db.ENDING]
+        for row in reconcile.orphan_rows(live):
+            LOG.warning('Reservation %s is gone from Blazar; ending it',
+                        row['reservation_id'])
+            self._finish(row)
+        reconcile.release_orphan_claims(ctx)
         for row in res_db.list_reservations(ctx, state=res_db.ENDING):
             try:
                 if self._remove_objects(row):

@@ -741,6 +741,12 @@ def release(context, consumer_id):
 
 
 @_reader
+def list_consumers(session):
+    """The ids of every consumer holding claims."""
+    return list(session.execute(sa.select(_CONSUMER.c.uuid)).scalars())
+
+
+@_reader
 def get_claims(session, consumer_id):
     """{'start', 'end', 'amounts'} of a consumer, or None."""
     consumer = _consumer_row(session, consumer_id)

@@ -163,6 +163,15 @@ def update(context, reservation_id, hosts=None, **values):
 
 
 @db_api.retry_on_deadlock
+def delete(context, reservation_id):
+    with db_api.writer(context) as session:
+        session.execute(_HOST.delete().where(
+            _HOST.c.reservation_id == reservation_id))
+        session.execute(_RES.delete().where(
+            _RES.c.reservation_id == reservation_id))
+
+
+@db_api.retry_on_deadlock
 def set_joined(context, reservation_id, host_uuid, joined):
     """Record whether one host is in the pcloud's aggregate."""
     with db_api.writer(context) as session:

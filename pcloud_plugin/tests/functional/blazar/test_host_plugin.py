@@ -372,6 +372,41 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertIsNone(self.claims(_reservation_of(lease)['id']))
 
 
+class ReconcileTests(HostLeaseTestCase):
+
+    def test_sweep_ends_what_blazar_no_longer_holds(self):
+        lease = self.create_lease(self.hosts_res(1), start=0, end=120)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        waiting = self.create_lease(self.hosts_res(1), start=60, end=90)
+        self.assertEqual(1, len(self.pcloud.hosts))
+        # Blazar forgets both leases without telling the plugin.
+        blazar_db.lease_destroy(lease['id'])
+        blazar_db.lease_destroy(waiting['id'])
+
+        self.host_plugin.sweep()
+        for gone in (rid, _reservation_of(waiting)['id']):
+            self.assertIsNone(self.claims(gone))
+            self.assertRaises(host_db.HostReservationNotFound, host_db.get,
+                              self.context, gone)
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+        self.assertEqual([], [
+            a for a in self.nova.aggregate_objs.values()
+            if a.name == host_plugin.AGGREGATE_PREFIX + rid])
+
+    def test_a_lease_refused_midway_leaves_no_claim(self):
+        # Three hosts of "big" are free for us (cn1, cn2, cn4): each
+        # reservation alone fits, both together do not.
+        e = self.assertRaises(
+            mgr_exc.NotEnoughHostsAvailable, self.create_lease,
+            self.hosts_res(2), self.hosts_res(2))
+        self.assertIn('1 of the 3 eligible hosts are free', str(e))
+        self.assertEqual([], blazar_db.lease_get_all())
+        self.assertEqual([], host_db.list_reservations(self.context))
+        self.assertEqual([], db_api.list_consumers(self.context))
+
+
 class ImmediateTests(HostLeaseTestCase):
 
     def test_admitted_now_or_refused(self):

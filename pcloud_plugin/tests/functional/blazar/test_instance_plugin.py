@@ -17,12 +17,17 @@ our plugin loaded from its entry point (see base.BlazarTestCase for the
 hosts: 7 slots fit on cn1, 4 on cn2, none on cn3, which is in a pcloud).
 """
 
+import datetime
+
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from blazar import status
 from blazarclient import exception as client_exc
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar import resources
+from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base
 
@@ -136,6 +141,20 @@ class LeaseAPITests(base.BlazarAPITestCase):
             self.assertIn(field, str(e))
         self.assertEqual([], self.client.lease.list())
         self.assertEqual([], res_db.list_reservations(self.context))
+
+    def test_a_lease_refused_midway_leaves_no_claim(self):
+        # Each fits alone (11 slots), so Blazar's candidate check passes
+        # both; the first claims 6 and the second is refused. Blazar then
+        # destroys its own rows; ours must go with them.
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.create,
+            'half', self.minutes(60), self.minutes(120),
+            [self.reservation(6, vcpus=2), self.reservation(6, vcpus=2)],
+            [])
+        self.assertIn('Only 5 of 6 slots fit', str(e))
+        self.assertEqual([], self.client.lease.list())
+        self.assertEqual([], res_db.list_reservations(self.context))
+        self.assertEqual([], db_api.list_consumers(self.context))
 
     def test_update_and_delete_through_blazarclient(self):
         lease = self.client.lease.create(
@@ -314,6 +333,34 @@ class FailureTests(base.BlazarTestCase):
         self.delete_lease(lease['id'])
         self.assertIsNone(self.claims(rid))
         self.assertEqual([], res_db.list_reservations(self.context))
+
+    def test_sweep_releases_what_blazar_no_longer_holds(self):
+        lease = self.create_lease(self.reservation(2))
+        rid = _reservation_of(lease)['id']
+        kept = self.create_lease(self.reservation(1))
+        # Blazar forgets a lease without telling the plugin (its
+        # rollback of a lease whose other reservation failed, or a crash).
+        blazar_db.lease_destroy(lease['id'])
+        # A claim made just before the manager died, never recorded.
+        lost = uuidutils.generate_uuid()
+        db_api.claim(self.context, lost, {self.hosts['cn1']: {'VCPU': 1}},
+                     timeutils.utcnow(), timeutils.utcnow() +
+                     datetime.timedelta(hours=1))
+        # A holder that is no Blazar reservation is not ours to judge.
+        db_api.claim(self.context, 'pcloud-host:cn1',
+                     {self.hosts['cn1']: {'VCPU': 1}})
+
+        self.plugin.sweep()
+        self.assertIsNone(self.claims(rid))
+        self.assertIsNone(self.claims(lost))
+        self.assertRaises(res_db.ReservationNotFound, res_db.get,
+                          self.context, rid)
+        kept_rid = _reservation_of(kept)['id']
+        self.assertEqual([kept_rid, 'pcloud-host:cn1'], sorted(
+            db_api.list_consumers(self.context)))
+        self.assertEqual([kept_rid], [
+            r['reservation_id']
+            for r in res_db.list_reservations(self.context)])
 
     def test_a_failed_growth_is_undone(self):
         lease = self.create_lease(self.reservation(2), start=0)

@@ -1,0 +1,122 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""What a failed or interrupted lease creation left of ours, and undoing it.
+
+Blazar's manager rolls back only its own rows: when a lease's second
+reservation is refused, or the manager dies between our claim and
+Blazar's record of it, the claims our plugins made stay in the ledger and
+their rows in our tables. Blazar's reservation table is the record of
+which reservations exist; a claim or row of ours whose reservation it
+does not hold is a leftover.
+
+Ledger consumers named by a bare UUID are Blazar reservations' (both
+plugins claim under the reservation id); any other holder of capacity
+uses another name and is never touched here.
+"""
+
+import contextlib
+import re
+
+from blazar.db import api as blazar_db
+from blazar import status
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import reservations as res_db
+
+LOG = logging.getLogger(__name__)
+
+_RESERVATION_ID = re.compile(
+    r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
+# Our reservation tables; each has list_reservations(lease_id=) and delete.
+_TABLES = (res_db, host_db)
+
+
+def gone(reservation_ids):
+    """Those of ``reservation_ids`` Blazar holds no reservation of."""
+    if not reservation_ids:
+        return set()
+    held = {r['id'] for r in blazar_db.reservation_get_all_by_values()}
+    return set(reservation_ids) - held
+
+
+def orphan_rows(rows):
+    """The reservation rows among ``rows`` whose Blazar reservation is
+
+    gone (its lease deleted or never created) without our end or delete
+    having run.
+    """
+    missing = gone([row['reservation_id'] for row in rows])
+    return [row for row in rows if row['reservation_id'] in missing]
+
+
+@contextlib.contextmanager
+def creation_of(ctx, lease_id):
+    """Around a reserve_resource: if it fails, undo_creation(lease_id),
+
+    and let the original failure through whatever the undo meets.
+    """
+    try:
+        yield
+    except Exception:
+        with excutils.save_and_reraise_exception():
+            try:
+                undo_creation(ctx, lease_id)
+            except Exception:
+                LOG.exception('Could not undo the reservations of lease %s; '
+                              'the next sweep releases them', lease_id)
+
+
+def undo_creation(ctx, lease_id):
+    """Forget the reservations of ours of a lease Blazar is creating.
+
+    Called when one of its reservations is refused: Blazar then destroys
+    the lease and its own rows. Nothing of a lease being created has
+    started, so its claims and rows are all there is. Returns the ids.
+    """
+    lease = blazar_db.lease_get(lease_id)
+    if lease is None or lease['status'] != status.lease.CREATING:
+        return []
+    undone = []
+    for table in _TABLES:
+        for row in table.list_reservations(ctx, lease_id=lease_id):
+            rid = row['reservation_id']
+            db_api.release(ctx, rid)
+            table.delete(ctx, rid)
+            undone.append(rid)
+    if undone:
+        LOG.info('Lease %s was not created: released reservations %s',
+                 lease_id, ', '.join(undone))
+    return undone
+
+
+def release_orphan_claims(ctx):
+    """Release the claims of reservations that neither our tables nor
+
+    Blazar know (the manager died between the claim and the record).
+    Returns the consumer ids released.
+    """
+    known = {row['reservation_id'] for table in _TABLES
+             for row in table.list_reservations(ctx)}
+    candidates = [consumer for consumer in db_api.list_consumers(ctx)
+                  if _RESERVATION_ID.match(consumer)
+                  and consumer not in known]
+    released = sorted(gone(candidates))
+    for rid in released:
+        db_api.release(ctx, rid)
+        LOG.warning('Released the ledger claims of reservation %s, which '
+                    'Blazar does not hold', rid)
+    return released
