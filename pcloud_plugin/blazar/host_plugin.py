@@ -69,6 +69,7 @@ from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
@@ -469,7 +470,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             hosts, why = self._pick(params, start, end,
                                     exclude=reservation_id)
             if hosts is None:
-                raise mgr_exc.NotEnoughHostsAvailable(why)
+                raise errors.CapacityRefused(why)
             try:
                 host_db.claim_hosts(self._ctx(), reservation_id,
                                     [h['host_uuid'] for h in hosts],
@@ -483,7 +484,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             return hosts
         LOG.info('Reservation %s lost every race; last: %s',
                  reservation_id, last)
-        raise mgr_exc.NotEnoughHostsAvailable(
+        raise errors.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the hosts picked.' % (_describe(params), start, end))
 
@@ -509,7 +510,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         hosts, why = self._pick(params, start, end)
         if hosts is None:
             if params['lease_type'] != BEST_EFFORT:
-                raise mgr_exc.NotEnoughHostsAvailable(why)
+                raise errors.CapacityRefused(why)
             return []
         return [h['host_uuid'] for h in hosts]
 
@@ -871,6 +872,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
+        with errors.update_refusals():
+            return self._update(reservation_id, values)
+
+    def _update(self, reservation_id, values):
         """Before start anything may change and the hosts are picked
 
         again (a refused change changes nothing); once active only the
@@ -903,7 +908,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 LOG.info('Reservation %s cannot end at %s: %s',
                          reservation_id, end, e)
                 # Not e's message: it names a real host (seeds/000).
-                raise mgr_exc.NotEnoughHostsAvailable(
+                raise errors.CapacityRefused(
                     'Cannot move the end of reservation %s to %s: another '
                     'reservation holds one of its hosts before then.'
                     % (reservation_id, end))

@@ -45,6 +45,7 @@ from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
@@ -201,7 +202,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 forest, request,
                 max_candidates=CONF.pcloud_instance.max_candidates, **kwargs)
         except slots_mod.SlotsUnavailable as e:
-            raise mgr_exc.NotEnoughHostsAvailable(self._refusal(
+            raise errors.CapacityRefused(self._refusal(
                 forest, request, start, end, e.message, consumer))
         return plan, forest
 
@@ -225,7 +226,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         return message
 
     def _refused(self, request, start, end, error):
-        return mgr_exc.NotEnoughHostsAvailable(
+        return errors.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the capacity it was placed on. Last refusal: %s'
             % (request.describe(), start, end, error.message))
@@ -322,6 +323,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
+        with errors.update_refusals():
+            return self._update(reservation_id, values)
+
+    def _update(self, reservation_id, values):
         """Move or resize the window, change the amount or the flavor.
 
         Before start everything may change and the slots are placed
@@ -408,7 +413,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
             except _LOST_RACE as e:
-                raise mgr_exc.NotEnoughHostsAvailable(
+                raise errors.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
             res_db.update(ctx, rid, end_time=end)

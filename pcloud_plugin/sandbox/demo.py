@@ -502,6 +502,20 @@ def scheduled_host_story(story, cli, made):
     story.step('the demo member books a host for %s to %s: openstack '
                'pcloud lease create --type SCHEDULE' % (start, end), book)
 
+    def more_than_the_pool():
+        try:
+            cli.run('openstack', 'pcloud', 'lease', 'create', name + '-99',
+                    '--pcloud', 'demo-pcloud', '--host-flavor', 'demo.c16',
+                    '--amount', '99', '--type', 'SCHEDULE', '--start-date',
+                    start, '--end-date', end, user=demo)
+        except CommandFailed as e:
+            if 'HTTP 409' not in str(e):
+                raise AssertionError('refused, but not with a 409: %s' % e)
+            return 'refused with a 409: %s' % e
+        raise AssertionError('99 hosts were booked')
+    story.step('99 hosts then are a capacity conflict (409), not a server '
+               'error', more_than_the_pool)
+
     def started():
         cli.wait('lease %s to start' % name,
                  ('openstack', 'reservation', 'lease', 'show', name),

@@ -38,6 +38,7 @@ from werkzeug import exceptions as http_exc
 
 from pcloud_plugin.blazar.api import handlers
 from pcloud_plugin.blazar.api import schemas
+from pcloud_plugin.blazar import errors  # noqa: blazar-api learns our codes
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)

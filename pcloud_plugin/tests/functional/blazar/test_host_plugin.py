@@ -292,7 +292,8 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual(['cn2', 'cn4'], self.leased(other))
         # Growing to 2 hosts then is refused, and changes nothing.
         before = self.claims(rid)
-        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+        # CantUpdateParameter (409): the lease stays as it was.
+        self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
                           lease['id'], reservations=[{'id': rid,
                                                       'amount': 2}])
         self.assertEqual(before, self.claims(rid))
@@ -316,9 +317,11 @@ class ScheduleTests(HostLeaseTestCase):
                               lease['id'],
                               reservations=[{'id': rid, 'amount': 2}])
         self.assertIn('amount', str(e))
-        # Into another lease's window: refused.
-        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+        # Into another lease's window: refused, and still ACTIVE.
+        self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
                           lease['id'], end_date=self.minutes(150))
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
 
     def test_deleting_a_pending_lease_frees_its_hosts(self):
         lease = self.create_lease(self.hosts_res(3))
@@ -745,6 +748,15 @@ class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
             self.assertIn(field, str(e))
         self.assertEqual([], self.client.lease.list())
         self.assertEqual([], host_db.list_reservations(self.context))
+
+    def test_a_capacity_refusal_is_409_with_the_reason(self):
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.create,
+            'too-many', self.minutes(60), self.minutes(120),
+            [self.hosts_res(4)], [])
+        self.assertEqual(409, e.kwargs['code'])
+        self.assertIn('Cannot reserve 4 host(s) of host flavor big', str(e))
+        self.assertEqual([], self.client.lease.list())
 
     def test_bad_terms_are_400_naming_the_field(self):
         for field, value in (('amount', 0), ('lease_type', 'SOMEDAY'),

@@ -152,6 +152,7 @@ class LeaseAPITests(base.BlazarAPITestCase):
             [self.reservation(6, vcpus=2), self.reservation(6, vcpus=2)],
             [])
         self.assertIn('Only 5 of 6 slots fit', str(e))
+        self.assertEqual(409, e.kwargs['code'])
         self.assertEqual([], self.client.lease.list())
         self.assertEqual([], res_db.list_reservations(self.context))
         self.assertEqual([], db_api.list_consumers(self.context))
@@ -175,8 +176,8 @@ class LeaseAPITests(base.BlazarAPITestCase):
         e = self.assertRaises(
             client_exc.BlazarClientException, self.client.lease.update,
             lease['id'], reservations=[{'id': rid, 'amount': 20}])
-        # Blazar's API answers its NotEnoughHostsAvailable with a 500.
-        self.assertEqual(500, e.kwargs['code'])
+        # A capacity refusal is a conflict (Blazar's own is a 500).
+        self.assertEqual(409, e.kwargs['code'])
         # One VCPU a slot now: cn2's NUMA nodes take 4 each.
         self.assertIn('Only 15 of 20 slots fit', str(e))
         self.assertNotIn('Busiest', str(e))  # its own claim is no other's
@@ -267,7 +268,7 @@ class UpdateTests(base.BlazarTestCase):
                                   start=130, end=190)
         rid = _reservation_of(lease)['id']
         before = self.claims(rid)
-        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.update_lease,
+        self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
                           lease['id'], start_date=self.minutes(100))
         self.assertEqual(status.lease.PENDING,
                          blazar_db.lease_get(lease['id'])['status'])

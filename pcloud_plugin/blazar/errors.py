@@ -1,0 +1,58 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Refusals our plugins raise in blazar-manager, as blazar-api answers them.
+
+blazar-api turns an exception that comes back from the manager over RPC
+into an HTTP status by looking its class *name* up in Blazar's own
+exception modules; a name it does not find is a 500 with the message
+hidden, and Blazar's NotEnoughHostsAvailable has no code (500 too).
+
+CapacityRefused is a NotEnoughHostsAvailable (the manager treats it as
+one) with code 409. A refused *update* is raised as CantUpdateParameter
+(409) instead: Blazar's update_lease restores the lease's status only
+for the exact exception types it lists, and puts it in ERROR for any
+other, subclasses included. Importing this module makes its name known to
+blazar.manager.exceptions; blazar-api imports it with our API extension
+(stevedore imports every ``blazar.api.v1.extensions`` entry point before
+choosing the enabled ones, so whichever of our plugins is enabled).
+"""
+
+import contextlib
+
+from blazar.manager import exceptions as mgr_exc
+
+
+class CapacityRefused(mgr_exc.NotEnoughHostsAvailable):
+    """Not enough capacity for a reservation in its window: a conflict
+
+    with what others hold, so 409, with the message saying what was short.
+    """
+    code = 409
+
+
+# blazar-api looks remote exceptions up by name here (see above).
+if not hasattr(mgr_exc, CapacityRefused.__name__):
+    setattr(mgr_exc, CapacityRefused.__name__, CapacityRefused)
+
+
+@contextlib.contextmanager
+def update_refusals():
+    """Around an update_reservation: a capacity refusal becomes
+
+    CantUpdateParameter with the same message (see above).
+    """
+    try:
+        yield
+    except CapacityRefused as e:
+        raise mgr_exc.CantUpdateParameter(str(e)) from e
