@@ -129,7 +129,14 @@ def _int(value, field, minimum):
 
 
 def _traits_text(value):
+    """The stored form of required_traits: a string, or a list of strings
+
+    joined by '&'; anything else is a 400.
+    """
     if isinstance(value, (list, tuple)):
+        if not all(isinstance(group, str) for group in value):
+            raise _malformed('required_traits',
+                             'a string or a list of strings')
         return '&'.join(value)
     return value
 

@@ -62,3 +62,21 @@ ALLOCATION_RATIOS = dict(
 NO_QUERY = _object()
 PCLOUD_LIST_QUERY = _object(project_id=PROJECT_ID)
 HOST_LIST_QUERY = _object(state=HOST_STATE)
+
+
+# Blazar's own lease routes (POST /leases, PUT /leases/<id>) answer a 500
+# when these top-level fields are of another type; we check their types
+# first and leave the rest to Blazar and our plugins.
+_LEASE_DATE = {'type': 'string'}
+LEASE_BODY = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string'},
+        'start_date': _LEASE_DATE,
+        'end_date': _LEASE_DATE,
+        # python-blazarclient sends null when it is not given.
+        'before_end_date': {'type': ['string', 'null']},
+        'reservations': {'type': 'array', 'items': {'type': 'object'}},
+        'events': {'type': 'array', 'items': {'type': 'object'}},
+    },
+}

@@ -26,12 +26,14 @@ Bad input is a 4xx; a 500 only ever means a bug, and says nothing more.
 """
 
 import json
+import re
 
 from blazar.api.v1 import utils as blazar_utils
 from blazar import context as blazar_context
 import flask
 import jsonschema
 from jsonschema import exceptions as schema_exc
+from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from werkzeug import exceptions as http_exc
@@ -63,11 +65,51 @@ def get_rest():
     bp = flask.Blueprint('pcloud_v1', __name__, url_prefix='/v1')
     bp.before_request(blazar_utils.set_api_version_request)
     bp.after_request(blazar_utils.add_vary_header)
+    bp.before_app_request(_check_lease_body)
     for method, rule, func, status, body, query in _routes:
         bp.add_url_rule(rule, endpoint='%s_%s' % (func.__name__, method),
                         view_func=_view(func, status, body, query),
                         methods=[method])
     return bp
+
+
+def get_lease_guard():
+    """The extension of the virtual:instance plugin: no route of its own,
+
+    only the check of lease bodies, which get_rest's blueprint makes when
+    ``pcloud.host`` is enabled too.
+    """
+    bp = flask.Blueprint('pcloud_lease_guard', __name__, url_prefix='/v1')
+    if HOST_EXTENSION not in cfg.CONF.manager.plugins:
+        bp.before_app_request(_check_lease_body)
+    return bp
+
+
+HOST_EXTENSION = 'pcloud.host'
+_LEASE_PATH = re.compile(r'/leases(/[^/]+)?/?$')
+
+
+def _check_lease_body():
+    """Before Blazar's own lease routes: a 400 naming the field for a
+
+    lease body whose top-level fields have the wrong type (Blazar's
+    answer to those is a 500).
+    """
+    request = flask.request
+    if request.method not in ('POST', 'PUT') or \
+            not _LEASE_PATH.search(request.path):
+        return None
+    try:
+        data = json.loads(request.get_data(cache=True) or b'null')
+        _validate(schemas.LEASE_BODY, data, 'body')
+    except (ValueError, RecursionError):
+        return None  # not JSON: Blazar's to answer
+    except exception.SchemaViolation as e:
+        # Blazar's blueprint hooks run after ours, and its after_request
+        # needs what its before_request sets.
+        blazar_utils.set_api_version_request()
+        return _error(400, e.message, type(e).__name__)
+    return None
 
 
 # Input.

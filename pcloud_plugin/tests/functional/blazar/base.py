@@ -340,3 +340,5 @@ class BlazarAPITestCase(BlazarTestCase):
         session = ks_session.Session(auth=token_endpoint.Token(url, TOKEN))
         self.client = blazar_client.Client(
             '1', session=session, endpoint_override=url)
+        # For bodies no client would send.
+        self.api = (session, url)

@@ -760,7 +760,8 @@ class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
 
     def test_bad_terms_are_400_naming_the_field(self):
         for field, value in (('amount', 0), ('lease_type', 'SOMEDAY'),
-                             ('pcloud_id', OTHERS_PCLOUD)):
+                             ('pcloud_id', OTHERS_PCLOUD),
+                             ('required_traits', ['A', 5])):
             reservation = self.hosts_res(1)
             reservation[field] = value
             e = self.assertRaises(

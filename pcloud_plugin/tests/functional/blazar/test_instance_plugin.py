@@ -157,6 +157,21 @@ class LeaseAPITests(base.BlazarAPITestCase):
         self.assertEqual([], res_db.list_reservations(self.context))
         self.assertEqual([], db_api.list_consumers(self.context))
 
+    def test_a_date_of_another_type_is_400_naming_it(self):
+        # Blazar's own lease route answers these with a 500.
+        session, url = self.api
+        for field, value in (('end_date', False), ('start_date', None),
+                             ('reservations', 'none')):
+            body = {'name': 'typed', 'start_date': self.minutes(60),
+                    'end_date': self.minutes(120),
+                    'reservations': [self.reservation(1)], 'events': []}
+            body[field] = value
+            response = session.post(url + '/leases', json=body,
+                                    raise_exc=False)
+            self.assertEqual(400, response.status_code, response.text)
+            self.assertIn(field, response.json()['error_message'])
+        self.assertEqual([], self.client.lease.list())
+
     def test_update_and_delete_through_blazarclient(self):
         lease = self.client.lease.create(
             'grow', self.minutes(60), self.minutes(120),
