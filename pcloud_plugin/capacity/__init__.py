@@ -11,6 +11,10 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
+"""The pure capacity core, no I/O: the request grammar, provider forest
+snapshots, capacity and time-window usage, and allocation candidates.
+Imports nothing of ours but exception.
+"""
 
 from pcloud_plugin.capacity.candidates import allocation_candidates  # noqa
 
