@@ -174,6 +174,11 @@ class PcloudHostBusy(Conflict):
                '%(reason)s')
 
 
+class PcloudLeased(Conflict):
+    msg_fmt = ('Pcloud %(pcloud_id)s cannot %(action)s: lease %(lease_id)s '
+               '(%(state)s until %(end)s) %(holds)s.')
+
+
 class PcloudNotEmpty(Conflict):
     msg_fmt = ('Pcloud %(pcloud_id)s still holds %(count)d host(s): '
                'release them first.')

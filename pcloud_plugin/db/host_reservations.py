@@ -123,7 +123,7 @@ def get(context, reservation_id):
 
 @db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
-                      states=None, ending_after=None):
+                      states=None, ending_after=None, pcloud_id=None):
     """Reservations with their hosts, oldest first, filtered by any
 
     argument given.
@@ -137,6 +137,8 @@ def list_reservations(context, lease_id=None, reservation_id=None,
         query = query.where(_RES.c.state.in_(states))
     if ending_after is not None:
         query = query.where(_RES.c.end_time > ending_after)
+    if pcloud_id is not None:
+        query = query.where(_RES.c.pcloud_id == pcloud_id)
     with db_api.reader(context) as session:
         rows = list(session.execute(query).mappings())
         hosts = _hosts_of(session, [r['reservation_id'] for r in rows])

@@ -37,6 +37,7 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import leases as leases_mod
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -137,10 +138,12 @@ class PcloudService(object):
     and is_admin opens the host flavor operations and every pcloud.
     """
 
-    def __init__(self, nova, placement=None, conf_=None):
+    def __init__(self, nova, placement=None, conf_=None, leases=None):
         self.nova = nova
         self._placement = placement
         self.conf = conf_ or CONF
+        # Who holds pclouds and hosts by lease: the ledger's record.
+        self.leases = leases or leases_mod.LeaseHolds()
 
     @property
     def placement(self):
@@ -470,8 +473,27 @@ class PcloudService(object):
         agg, view = self._pcloud(ctx, cloud, pcloud_id)
         return self._pcloud_dict(cloud, agg, view)
 
+    def _refuse_if_leased(self, pcloud_id, action, name=None):
+        """PcloudLeased if a lease targets the pcloud (name None) or holds
+
+        its host ``name``.
+        """
+        if name is None:
+            leases = self.leases.live(pcloud_id)
+            row = leases[0] if leases else None
+            holds = 'targets it'
+        else:
+            row = self.leases.holding_host(pcloud_id, name)
+            holds = 'holds host %s' % name
+        if row is not None:
+            raise exception.PcloudLeased(
+                pcloud_id=pcloud_id, action=action, lease_id=row['lease_id'],
+                state=row['state'], end=row['end_time'].isoformat(),
+                holds=holds)
+
     def delete_pcloud(self, ctx, pcloud_id):
         agg, view = self._pcloud(ctx, self._cloud(), pcloud_id)
+        self._refuse_if_leased(pcloud_id, 'be deleted')
         if agg.hosts:
             raise exception.PcloudNotEmpty(pcloud_id=pcloud_id,
                                            count=len(agg.hosts))
@@ -639,6 +661,8 @@ class PcloudService(object):
         cloud = self._cloud()
         agg, view = self._pcloud(ctx, cloud, pcloud_id)
         hostname = self._named_host(cloud, agg, view, name)
+        if state == codec.DISABLED:
+            self._refuse_if_leased(pcloud_id, 'disable its host', name)
         self._set_metadata(agg, {codec.host_state_key(hostname): state})
         return {'name': name, 'state': state}
 
@@ -676,6 +700,7 @@ class PcloudService(object):
             if hostname is None:
                 raise exception.PcloudHostNotFound(pcloud_id=pcloud_id,
                                                    name=name)
+            self._refuse_if_leased(pcloud_id, 'release its host', name)
             host = cloud.host_of.get(hostname)
             forget = {codec.host_key(name): None,
                       codec.host_state_key(hostname): None,

@@ -530,6 +530,26 @@ def scheduled_host_story(story, cli, made):
     story.step('at its start the lease is ACTIVE and its host in the '
                'pcloud', started)
 
+    def kept():
+        (host,) = hosts()
+        for args in (('host', 'set', 'demo-pcloud', host['Name'],
+                      '--disable'),
+                     ('host', 'release', 'demo-pcloud', host['Name']),
+                     ('delete', 'demo-pcloud')):
+            try:
+                cli.run('openstack', 'pcloud', *args, user=demo)
+            except CommandFailed as e:
+                if 'HTTP 409' not in str(e) or 'lease' not in str(e):
+                    raise AssertionError('refused, but not as a conflict '
+                                         'with the lease: %s' % e)
+                continue
+            raise AssertionError('pcloud %s was not refused' % args[0])
+        if [h['State'] for h in hosts()] != ['enabled']:
+            raise AssertionError(hosts())
+        return 'disable, release and pcloud delete: 409, naming the lease'
+    story.step('while it is ACTIVE, the tenant cannot disable or release '
+               'the leased host, nor delete the pcloud', kept)
+
     def ended():
         cli.wait('lease %s to end' % name,
                  ('openstack', 'reservation', 'lease', 'show', name),

@@ -114,11 +114,13 @@ class FakeNova:
         if any(a.name == name for a in self.aggregate_objs.values()):
             raise nova_exc.Conflict(409, 'Aggregate %s exists' % name)
         agg = _Obj(id=next(self._ids), uuid=uuidutils.generate_uuid(),
-                   name=name, metadata={}, hosts=[])
+                   name=name, metadata={}, hosts=[],
+                   availability_zone=availability_zone)
         self.aggregate_objs[agg.id] = agg
         return agg
 
     def _aggregate_get(self, agg_id):
+        agg_id = getattr(agg_id, 'id', agg_id)  # novaclient takes either
         try:
             return self.aggregate_objs[agg_id]
         except KeyError:
@@ -142,9 +144,10 @@ class FakeNova:
         agg.hosts.remove(host)
 
     def _aggregate_delete(self, agg_id):
-        if self._aggregate_get(agg_id).hosts:
+        agg = self._aggregate_get(agg_id)
+        if agg.hosts:
             raise nova_exc.BadRequest(400, 'Aggregate still has hosts')
-        del self.aggregate_objs[agg_id]
+        del self.aggregate_objs[agg.id]
 
     # --- server groups and hypervisors -----------------------------------
 

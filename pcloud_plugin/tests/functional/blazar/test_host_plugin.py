@@ -737,6 +737,41 @@ class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
         self.client.lease.delete(lease['id'])
         self.assertIsNone(self.claims(reservation['id']))
 
+    def _pcloud_call(self, method, path, body=None):
+        session, url = self.api
+        return session.request(url + '/pclouds/%s%s' % (PCLOUD, path),
+                               method, json=body, raise_exc=False)
+
+    def test_what_a_lease_holds_cannot_be_taken_through_the_pcloud_api(self):
+        scheduled = self.create_lease(self.hosts_res(1), start=60, end=120)
+        # Even a lease that has not started keeps its pcloud.
+        refused = self._pcloud_call('DELETE', '')
+        self.assertEqual(409, refused.status_code, refused.text)
+        self.assertIn('lease %s (INACTIVE' % scheduled['id'],
+                      refused.json()['error_message'])
+        self.delete_lease(scheduled['id'])
+
+        lease = self.create_lease(self.hosts_res(1), start=0, end=120)
+        self.start(lease['id'])
+        (host,) = self.row(lease)['hosts']
+        for method, path, body, action in (
+                ('PUT', '/hosts/%s' % host['name'], {'state': 'disabled'},
+                 'disable its host'),
+                ('DELETE', '/hosts/%s' % host['name'], None,
+                 'release its host'),
+                ('DELETE', '', None, 'be deleted')):
+            refused = self._pcloud_call(method, path, body)
+            self.assertEqual(409, refused.status_code, refused.text)
+            message = refused.json()['error_message']
+            self.assertIn('cannot %s: lease %s (ACTIVE' % (
+                action, lease['id']), message)
+        # Nothing changed: the host is still in the pcloud, enabled.
+        self.assertEqual({host['name']: (host['host_name'], codec.ENABLED)},
+                         self.pcloud_hosts())
+        # Once the lease ended, the pcloud is the tenant's to delete.
+        self.end(lease['id'])
+        self.assertEqual(204, self._pcloud_call('DELETE', '').status_code)
+
     def test_a_window_past_what_the_ledger_holds_is_400(self):
         for start, end, field in (
                 ('9999-12-31 22:00', '9999-12-31 23:59', 'start_date'),

@@ -36,6 +36,7 @@ from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import context
+from pcloud_plugin.pcloud import leases as leases_mod
 from pcloud_plugin.pcloud import service as service_mod
 
 FILTER = 'pcloud_plugin.scheduler.filters.pcloud_filter.PcloudFilter'
@@ -103,7 +104,8 @@ class PcloudNovaTestCase(integrated_helpers._IntegratedTestBase):
                    group='pcloud_placement')
         return service_mod.PcloudService(
             nova_client.get_client(auth=HarnessAuth('cloud-admin')),
-            placement_client.get_adapter(), cfg)
+            placement_client.get_adapter(), cfg,
+            leases=leases_mod.NoLeases())
 
     def tenant_api(self, project_id):
         api = api_client.TestOpenStackClient(

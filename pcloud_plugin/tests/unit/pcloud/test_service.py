@@ -27,6 +27,7 @@ from novaclient import exceptions as nova_exc
 from pcloud_plugin import context
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import leases as leases_mod
 from pcloud_plugin.pcloud import service as service_mod
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.unit.pcloud import fake_nova
@@ -57,7 +58,8 @@ class ServiceTestCase(base.TestCase):
             self.nova.add_compute(host, node=host + '.example.com')
             self.placement.add_provider(host + '.example.com')
         self.service = service_mod.PcloudService(
-            self.nova, self.placement, self.conf)
+            self.nova, self.placement, self.conf,
+            leases=leases_mod.NoLeases())
 
     def _pool(self, flavor_id='big', hosts=HOSTS, units=1):
         self.service.create_host_flavor(ADMIN, flavor_id, 'a big host',
