@@ -185,7 +185,7 @@ class PcloudNotEmpty(Conflict):
 
 
 class NoFreeHost(Conflict):
-    msg_fmt = 'No free host of host flavor %(flavor_id)s%(where)s.'
+    msg_fmt = 'No free host of host flavor %(flavor_id)s%(where)s%(why)s.'
 
 
 class QuotaExceeded(PcloudException):

@@ -313,6 +313,13 @@ def create_provider(context, uuid, name, parent_uuid=None, can_host=False):
 
 
 @_reader
+def provider_uuid_named(session, name):
+    """The uuid of the provider named ``name``, or None."""
+    return session.execute(sa.select(_RP.c.uuid).where(
+        _RP.c.name == name)).scalar()
+
+
+@_reader
 def get_provider(session, uuid):
     return _provider_dict(session, _provider_row(session, uuid))
 

@@ -11,16 +11,33 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Which pcloud:host leases hold a pcloud and its hosts.
+"""The ledger's side of pclouds: who holds a pcloud and its hosts.
 
-Read from the ledger's record of host reservations, which the pcloud:host
-plugin keeps: a lease that is waiting, scheduled or active targets its
-pcloud, and an active one holds the hosts it put in it. The Pcloud API
-refuses what would take them from under the lease.
+Leases: from the ledger's record of host reservations, which the
+pcloud:host plugin keeps, a lease that is waiting, scheduled or active
+targets its pcloud, and an active one holds the hosts it put in it. The
+Pcloud API refuses what would take them from under the lease.
+
+Permanent allocations: a host allocated to a pcloud is claimed whole in
+the ledger from then on, open-ended, under the consumer
+``pcloud-host:<root provider uuid>``, so that leases and instance
+reservations see it taken, and an allocation sees what they booked.
 """
 
+import datetime
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
 from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+PERMANENT = 'pcloud-host:'
+# Longer than any allocation takes between its claim and Nova.
+STALE_CLAIM = datetime.timedelta(minutes=5)
 
 # The states in which a reservation still counts on its pcloud.
 LIVE = (host_db.INACTIVE, host_db.IN_PROGRESS, host_db.ACTIVE)
@@ -45,6 +62,61 @@ class LeaseHolds(object):
                 return row
         return None
 
+    @staticmethod
+    def _consumer(node):
+        uuid = db_api.provider_uuid_named(context_mod.get_admin_context(),
+                                          node)
+        return None if uuid is None else (PERMANENT + uuid, uuid)
+
+    def claim_host(self, node):
+        """Claim the host of hypervisor ``node`` whole from now on, for a
+
+        permanent allocation. None when claimed (or the ledger does not
+        know the host: then nothing can book it either); else why not.
+        """
+        consumer = self._consumer(node)
+        if consumer is None:
+            LOG.warning('Host %s is not in the ledger: allocated without '
+                        'a claim (is the Placement mirror running?)', node)
+            return None
+        try:
+            host_db.claim_hosts(context_mod.get_admin_context(),
+                                consumer[0], [consumer[1]])
+        except exception.HostBusy as e:
+            return 'one is booked from %s to %s' % (e.kwargs['start'],
+                                                    e.kwargs['end'])
+        except exception.ConsumerExists:
+            return self._take_over(consumer)
+        return None
+
+    @staticmethod
+    def _take_over(consumer):
+        """The host is free in Nova but claimed for good: an allocation is
+
+        under way, or one died between its claim and Nova. Past
+        STALE_CLAIM, the claim is the dead one's and is taken over.
+        """
+        ctx = context_mod.get_admin_context()
+        held = db_api.get_claims(ctx, consumer[0])
+        if held is not None and held['start'] > (
+                timeutils.utcnow() - STALE_CLAIM):
+            return 'one is being allocated by another request'
+        LOG.warning('Taking over the claim %s, left by an allocation that '
+                    'did not finish', consumer[0])
+        try:
+            host_db.claim_hosts(ctx, consumer[0], [consumer[1]],
+                                replace=True)
+        except exception.HostBusy as e:
+            return 'one is booked from %s to %s' % (e.kwargs['start'],
+                                                    e.kwargs['end'])
+        return None
+
+    def release_host(self, node):
+        """Drop the permanent claim on the host of hypervisor ``node``."""
+        consumer = self._consumer(node)
+        if consumer is not None:
+            db_api.release(context_mod.get_admin_context(), consumer[0])
+
 
 class NoLeases(object):
     """For a service without pcloud:host leases (and its unit tests)."""
@@ -54,3 +126,9 @@ class NoLeases(object):
 
     def holding_host(self, pcloud_id, name):
         return None
+
+    def claim_host(self, node):
+        return None
+
+    def release_host(self, node):
+        pass

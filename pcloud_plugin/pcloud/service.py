@@ -562,20 +562,41 @@ class PcloudService(object):
                 if flavor_id not in cloud.pools:
                     raise exception.HostFlavorNotFound(flavor_id=flavor_id)
             free = cloud.free_hosts(flavor_id, az, default_az)
-            if not free:
+            host, booked = self._claim_one(cloud, free)
+            if host is None:
                 if cloud.contended(flavor_id):
                     continue
                 break
-            host = _RANDOM.choice(free)
+            node = cloud.node_of[host]
             started = time.monotonic()
-            if self._take(agg, view, host, cloud.node_of[host], name):
+            try:
+                taken = self._take(agg, view, host, node, name)
+            except Exception:
+                self.leases.release_host(node)
+                raise
+            if taken:
                 return {'name': name, 'state': codec.DISABLED,
                         'flavor_id': flavor_id}
+            self.leases.release_host(node)
             # Pause on the scale of what a collision costs here.
             pause = max(pause, time.monotonic() - started)
         raise exception.NoFreeHost(
             flavor_id=flavor_id,
-            where=' in availability zone %s' % az if az else '')
+            where=' in availability zone %s' % az if az else '',
+            why=(': every free one is reserved in the ledger (%s)' % booked
+                 if booked else ''))
+
+    def _claim_one(self, cloud, free):
+        """(host, None): a host of ``free``, at random, now claimed for
+
+        good in the ledger; or (None, why the last one tried was not).
+        """
+        booked = None
+        for host in _RANDOM.sample(free, len(free)):
+            booked = self.leases.claim_host(cloud.node_of[host])
+            if booked is None:
+                return host, None
+        return None, booked
 
     def _take(self, agg, view, host, hostname, name):
         """Add one host to a pcloud; whether it is ours alone after."""
@@ -708,6 +729,7 @@ class PcloudService(object):
             if host not in agg.hosts:
                 # An earlier release stopped before forgetting the name.
                 self._set_metadata(agg, forget)
+                self.leases.release_host(hostname)
                 return
             if view.state(hostname) != codec.DISABLED:
                 raise exception.PcloudHostBusy(
@@ -727,6 +749,7 @@ class PcloudService(object):
                        self._membership, self.nova.aggregates.remove_host,
                        agg, host)
             self._set_metadata(agg, forget)
+            self.leases.release_host(hostname)
 
     # Users: allocation ratios, through Placement.
 

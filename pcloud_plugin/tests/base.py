@@ -147,6 +147,26 @@ def reports_of(test, workers, results, timeout=600):
     return reports
 
 
+class SQLiteLedgerFile(fixtures.Fixture):
+    """[pcloud_database] on a fresh, migrated SQLite file, as a service
+
+    reads it (LedgerFromConfig), for tests of code that opens the ledger
+    by itself.
+    """
+
+    def __init__(self, conf):
+        super().__init__()
+        self.conf = conf
+
+    def _setUp(self):
+        path = self.useFixture(fixtures.TempDir()).path
+        self.url = 'sqlite:///%s/ledger.db' % path
+        self.conf.set_override('connection', self.url,
+                               group='pcloud_database')
+        self.useFixture(LedgerFromConfig())
+        migration.upgrade()
+
+
 class LedgerFromConfig(fixtures.Fixture):
     """A private ledger facade configured from [pcloud_database], as in a
 

@@ -44,6 +44,7 @@ from oslo_messaging import opts as messaging_opts
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar.api import handlers
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.db import api as db_api
@@ -170,6 +171,9 @@ class BlazarTestCase(base.LedgerTestCase):
                                        uuid=PCLOUD_AGG)
         self.useFixture(fixtures.MockPatchObject(
             nova_client, 'get_client', return_value=self.nova))
+        # The Pcloud API keeps one service a process: on this Nova.
+        handlers.reset()
+        self.addCleanup(handlers.reset)
         self.useFixture(fixtures.MockPatchObject(
             trusts, 'create_trust',
             return_value=fake_nova._Obj(id='trust-id')))

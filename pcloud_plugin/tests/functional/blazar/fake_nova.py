@@ -59,7 +59,7 @@ class FakeNova:
         self.server_groups = _Manager(self, 'server_groups', {
             'create': self._group_create, 'delete': self._group_delete})
         self.hypervisors = _Manager(self, 'hypervisors', {
-            'get': self._hypervisor_get})
+            'get': self._hypervisor_get, 'search': self._hypervisor_search})
 
     def fail(self, call, error=None):
         """Make ``call`` ('server_groups.create', ...) raise from now on."""
@@ -127,7 +127,13 @@ class FakeNova:
             raise nova_exc.NotFound(404, 'No aggregate %s' % agg_id)
 
     def _aggregate_metadata(self, agg_id, metadata):
-        self._aggregate_get(agg_id).metadata.update(metadata)
+        held = self._aggregate_get(agg_id).metadata
+        for key, value in metadata.items():
+            # As Nova: None removes the key.
+            if value is None:
+                held.pop(key, None)
+            else:
+                held[key] = value
 
     def _aggregate_add(self, agg_id, host):
         agg = self._aggregate_get(agg_id)
@@ -162,6 +168,19 @@ class FakeNova:
     def _group_delete(self, group_id):
         if self.group_objs.pop(group_id, None) is None:
             raise nova_exc.NotFound(404, 'No server group %s' % group_id)
+
+    def _hypervisor_search(self, hostname, servers=False, detailed=False):
+        """Hypervisors named as their service host; no servers run here.
+
+        (The sandbox tests boot real ones.)
+        """
+        found = [_Obj(id=node, hypervisor_hostname=host, servers=[],
+                      service={'host': host})
+                 for node, host in self.hypervisor_hosts.items()
+                 if host == hostname]
+        if not found:
+            raise nova_exc.NotFound(404, 'No hypervisor %s' % hostname)
+        return found
 
     def _hypervisor_get(self, hypervisor_id):
         try:

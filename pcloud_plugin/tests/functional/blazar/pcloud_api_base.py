@@ -17,8 +17,8 @@ keystonemiddleware (its AuthTokenFixture) answers for the tokens of a few
 users: a cloud admin, a member and a reader of project alice, a member of
 project bob, and a user of alice's project with no role of ours. Nova is
 the fake of tests/unit/pcloud (honest about aggregates, services and
-hypervisors), Placement its fake too; neither Blazar's manager nor its
-database takes part.
+hypervisors), Placement its fake too; the ledger is an empty SQLite
+file; neither Blazar's manager nor its database takes part.
 """
 
 import logging
@@ -88,6 +88,8 @@ class PcloudAPITestCase(base.TestCase):
         self.useFixture(fixtures.FakeLogger(
             name='blazar.api.v1.request_log', level=logging.INFO))
 
+        # blazar-api reads the ledger: who holds pclouds and hosts.
+        self.useFixture(base.SQLiteLedgerFile(self.conf))
         self.nova = fake_nova.FakeNova()
         self.placement = fake_placement.FakePlacement()
         for host in POOL_HOSTS + (SPARE_HOST,):

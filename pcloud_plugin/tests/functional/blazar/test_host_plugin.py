@@ -772,6 +772,50 @@ class LeaseAPITests(HostLeaseTestCase, base.BlazarAPITestCase):
         self.end(lease['id'])
         self.assertEqual(204, self._pcloud_call('DELETE', '').status_code)
 
+    def _allocate(self, name):
+        return self._pcloud_call('POST', '/hosts', {'name': name,
+                                                    'flavor_id': 'big'})
+
+    def test_a_lease_first_keeps_its_hosts_from_a_permanent_allocation(self):
+        # cn1, cn2 and cn4 are free in "big"; the lease books two later.
+        lease = self.create_lease(self.hosts_res(2), start=60, end=120)
+        booked = set(self.leased(lease))
+        made = self._allocate('mine-1')
+        self.assertEqual(201, made.status_code, made.text)
+        (allocated,) = set(self.pcloud.hosts)
+        self.assertNotIn(allocated, booked)
+        refused = self._allocate('mine-2')
+        self.assertEqual(409, refused.status_code, refused.text)
+        self.assertIn('every free one is reserved in the ledger (one is '
+                      'booked from ', refused.json()['error_message'])
+        self.assertEqual([allocated], self.pcloud.hosts)
+        # Once the lease is gone, a booked host may be allocated for good.
+        self.delete_lease(lease['id'])
+        self.assertEqual(201, self._allocate('mine-2').status_code)
+        self.assertEqual(2, len(self.pcloud.hosts))
+
+    def test_a_permanent_allocation_first_is_seen_by_leases(self):
+        made = self._allocate('mine-1')
+        self.assertEqual(201, made.status_code, made.text)
+        # Service hosts and hypervisors share their names here.
+        (node,) = self.pcloud.hosts
+        self.assertIsNotNone(self.claims(
+            'pcloud-host:%s' % self.hosts[node]))
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.create,
+            'three', self.minutes(60), self.minutes(120),
+            [self.hosts_res(3)], [])
+        self.assertEqual(409, e.kwargs['code'])
+        lease = self.create_lease(self.hosts_res(2), start=60, end=120)
+        self.assertNotIn(node, self.leased(lease))
+        # Released (disabled first), the host is free for leases again.
+        self.assertEqual(200, self._pcloud_call(
+            'PUT', '/hosts/mine-1', {'state': 'disabled'}).status_code)
+        self.assertEqual(204, self._pcloud_call(
+            'DELETE', '/hosts/mine-1').status_code)
+        self.assertIsNone(self.claims('pcloud-host:%s' % self.hosts[node]))
+        self.create_lease(self.hosts_res(1), start=60, end=120)
+
     def test_a_window_past_what_the_ledger_holds_is_400(self):
         for start, end, field in (
                 ('9999-12-31 22:00', '9999-12-31 23:59', 'start_date'),
