@@ -33,6 +33,7 @@ from blazar.notification import notifier as blazar_notifier
 from blazar import status
 from blazar.utils import trusts
 from blazarclient import client as blazar_client
+from blazarclient import exception as client_exc
 import fixtures
 from keystoneauth1 import fixture as ks_fixture
 from keystoneauth1 import loading as ks_loading
@@ -346,3 +347,19 @@ class BlazarAPITestCase(BlazarTestCase):
             '1', session=session, endpoint_override=url)
         # For bodies no client would send.
         self.api = (session, url)
+
+    def assert_last_day_is_400(self, reservation):
+        """Blazar takes dates up to 9999-12-31 23:59. Stored clamped, two
+
+        such leases never met and both were admitted on the same capacity:
+        a window the ledger cannot hold is a 400 naming the date.
+        """
+        for start, end, field in (
+                ('9999-12-31 22:00', '9999-12-31 23:59', 'start_date'),
+                ('9999-12-30 22:00', '9999-12-31 23:59', 'end_date')):
+            e = self.assertRaises(
+                client_exc.BlazarClientException, self.client.lease.create,
+                'last-day', start, end, [reservation], [])
+            self.assertEqual(400, e.kwargs['code'])
+            self.assertIn(field, str(e))
+        self.assertEqual([], self.client.lease.list())
