@@ -112,6 +112,15 @@ def parse_params(values, current=None):
     return params
 
 
+def _is_admin():
+    """Whether the caller (Blazar's request context) is a cloud admin."""
+    try:
+        ctx = blazar_context.current()
+    except RuntimeError:  # no request: an event of the manager's own
+        return False
+    return bool(ctx.is_admin or 'admin' in (ctx.roles or ()))
+
+
 def _per_slot(params):
     return {'VCPU': params['vcpus'], 'MEMORY_MB': params['memory_mb'],
             'DISK_GB': params['disk_gb']}
@@ -213,6 +222,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                    '%d free on the hosts this reservation may use, %d '
                    'needed.' % (request.describe(), start, end, why, rc,
                                 free, needed))
+        if not _is_admin():
+            # What other projects hold, and when, is for admins to see.
+            return message
         steps = res_db.usage_steps(self._ctx(), rc, start, end, providers,
                                    exclude_consumer=consumer)
         peak = max(used for _at, used in steps)
@@ -226,10 +238,13 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         return message
 
     def _refused(self, request, start, end, error):
+        # The ledger's refusal names a provider and its usage: the log's.
+        LOG.info('Reserving %s from %s to %s lost every race; last: %s',
+                 request.describe(), start, end, error.message)
         return errors.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
-            'the capacity it was placed on. Last refusal: %s'
-            % (request.describe(), start, end, error.message))
+            'the capacity it was placed on.'
+            % (request.describe(), start, end))
 
     def _cached_plan(self, key):
         """What allocation_candidates placed for the same parameters.

@@ -22,7 +22,9 @@ import datetime
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from blazar import status
+from blazar.utils import trusts
 from blazarclient import exception as client_exc
+import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
@@ -121,12 +123,28 @@ class LeaseAPITests(base.BlazarAPITestCase):
         # 24 VCPU on cn1 and cn2 (cn3 is a pcloud's), 10 held then.
         self.assertIn('Most short: VCPU, 14 free on the hosts this '
                       'reservation may use, 16 needed.', message)
-        self.assertIn('Busiest from %s:00 to %s:00, when other '
-                      'reservations hold 10 of it.'
-                      % (self.minutes(60), self.minutes(120)), message)
+        # What others hold, and when, is not a member's to see.
+        self.assertNotIn('Busiest', message)
+        self.assertNotIn(self.hosts['cn1'], message)
         self.assertEqual([held['id']],
                          [x['id'] for x in self.client.lease.list()])
         self.assertEqual(1, len(res_db.list_reservations(self.context)))
+        # An admin is told (the manager works in the trust's context:
+        # here an admin's).
+        self.useFixture(fixtures.MockPatchObject(
+            trusts, 'create_ctx_from_trust',
+            side_effect=lambda trust_id: self.blazar_context(
+                is_admin=True)))
+        with self.blazar_context(is_admin=True):
+            e = self.assertRaises(
+                mgr_exc.NotEnoughHostsAvailable, self.manager.create_lease,
+                {'name': 'admin-too-big', 'start_date': self.minutes(30),
+                 'end_date': self.minutes(150), 'events': [],
+                 'reservations': [self.reservation(8)],
+                 'trust_id': 'trust-id', 'user_id': base.USER})
+        self.assertIn('Busiest from %s:00 to %s:00, when other '
+                      'reservations hold 10 of it.'
+                      % (self.minutes(60), self.minutes(120)), str(e))
 
     def test_a_window_past_what_the_ledger_holds_is_400(self):
         self.assert_last_day_is_400(self.reservation(5))
