@@ -107,7 +107,7 @@ class ClaimRace(base.TestCase):
         began = time.monotonic()
         for worker in workers:
             worker.start()
-        reports = [results.get(timeout=600) for _ in workers]
+        reports = base.reports_of(self, workers, results)
         elapsed = time.monotonic() - began
         for worker in workers:
             worker.join(timeout=60)

@@ -110,7 +110,7 @@ class HostClaimRace(base.TestCase):
             for n, whole in enumerate(kinds)]
         for worker in workers:
             worker.start()
-        reports = [results.get(timeout=600) for _ in workers]
+        reports = base.reports_of(self, workers, results)
         for worker in workers:
             worker.join(timeout=60)
             self.assertEqual(0, worker.exitcode)
