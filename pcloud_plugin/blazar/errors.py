@@ -41,9 +41,18 @@ class CapacityRefused(mgr_exc.NotEnoughHostsAvailable):
     code = 409
 
 
+class PoolTooSmall(CapacityRefused):
+    """Fewer hosts could ever serve the reservation than it asks for, even
+
+    all emptied: refused at once, whatever the lease type (seeds/001: a
+    BEST-EFFORT lease needs enough potential candidates).
+    """
+
+
 # blazar-api looks remote exceptions up by name here (see above).
-if not hasattr(mgr_exc, CapacityRefused.__name__):
-    setattr(mgr_exc, CapacityRefused.__name__, CapacityRefused)
+for _refusal in (CapacityRefused, PoolTooSmall):
+    if not hasattr(mgr_exc, _refusal.__name__):
+        setattr(mgr_exc, _refusal.__name__, _refusal)
 
 
 @contextlib.contextmanager

@@ -440,7 +440,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     # --- admission -------------------------------------------------------
 
     def _pick(self, params, start, end, exclude=None):
-        """(hosts, None) free for the window, or (None, why not)."""
+        """(hosts, None) free for the window, or (None, why not).
+
+        Raises PoolTooSmall when fewer hosts are eligible than asked for.
+        """
         ctx = self._ctx()
         pools = self.pools()
         forest = db_api.load_forest(ctx)
@@ -453,17 +456,20 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 if host_windows.is_free(busy[h['host_uuid']], start, end)]
         if len(free) >= params['amount']:
             return free[:params['amount']], None
+        if len(hosts) < params['amount']:
+            raise errors.PoolTooSmall(
+                'Cannot reserve %s: only %d host(s) could ever serve it.'
+                % (_describe(params), len(hosts)))
         why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
                'hosts are free then.'
                % (_describe(params), start, end, len(free), len(hosts)))
-        if len(hosts) >= params['amount']:
-            later = host_windows.earliest_window(
-                host_db.busy_intervals(ctx, roots, start,
-                                       exclude_consumer=exclude),
-                params['amount'], end - start, start, order=roots)
-            if later:
-                why += (' The earliest window of this length with %d free '
-                        'starts at %s.' % (params['amount'], later[0]))
+        later = host_windows.earliest_window(
+            host_db.busy_intervals(ctx, roots, start,
+                                   exclude_consumer=exclude),
+            params['amount'], end - start, start, order=roots)
+        if later:
+            why += (' The earliest window of this length with %d free '
+                    'starts at %s.' % (params['amount'], later[0]))
         return None, why
 
     def _admit(self, reservation_id, params, start, end, replace=False):
@@ -537,7 +543,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             hosts = self._admit(reservation_id, params, start, end)
             state = host_db.INACTIVE
         except mgr_exc.NotEnoughHostsAvailable as e:
-            if params['lease_type'] != BEST_EFFORT:
+            if (params['lease_type'] != BEST_EFFORT
+                    or isinstance(e, errors.PoolTooSmall)):
                 raise
             LOG.info('BEST-EFFORT reservation %s waits: %s',
                      reservation_id, e)

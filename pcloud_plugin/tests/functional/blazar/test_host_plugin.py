@@ -441,6 +441,16 @@ class BestEffortTests(HostLeaseTestCase):
         self.start(lease['id'])
         return lease
 
+    def test_refused_at_once_when_even_an_emptied_pool_is_too_small(self):
+        # Three hosts of "big" could ever be ours (cn3 is another
+        # pcloud's for good): four will never come free.
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.hosts_res(4, 'BEST-EFFORT', timeout=30))
+        self.assertIn('only 3 host(s) could ever serve it', str(e))
+        self.assertEqual([], blazar_db.lease_get_all())
+        self.assertEqual([], host_db.list_reservations(self.context))
+
     def test_admitted_at_once_when_hosts_are_free(self):
         lease = self.create_lease(self.hosts_res(2, 'BEST-EFFORT'),
                                   start=30, end=90)
