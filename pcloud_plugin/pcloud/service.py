@@ -29,6 +29,7 @@ import random
 import threading
 import time
 
+from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -43,6 +44,8 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 COMPUTE_BINARY = 'nova-compute'
+# What a Nova call raises when Nova refuses it or cannot be reached.
+NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
 VCPU = 'VCPU'
 MEMORY_MB = 'MEMORY_MB'
 _HYPERVISOR_PAGE = 500
@@ -156,7 +159,7 @@ class PcloudService(object):
     def _call(self, action, func, *args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except nova_exc.ClientException as e:
+        except NOVA_FAILURES as e:
             raise exception.NovaError(action=action, reason=e)
 
     def _cloud(self):
@@ -231,7 +234,7 @@ class PcloudService(object):
             found = self.nova.hypervisors.search(hostname, servers=True)
         except nova_exc.NotFound:
             return []
-        except nova_exc.ClientException as e:
+        except NOVA_FAILURES as e:
             raise exception.NovaError(action='list servers of a host',
                                       reason=e)
         return sorted(s['uuid'] for h in found
@@ -311,7 +314,7 @@ class PcloudService(object):
             agg = self._adoptable(name)
             if agg is None:
                 raise exception.HostFlavorExists(flavor_id=flavor.id)
-        except nova_exc.ClientException as e:
+        except NOVA_FAILURES as e:
             raise exception.NovaError(action='create aggregate %s' % name,
                                       reason=e)
         try:

@@ -24,6 +24,7 @@ from urllib import parse
 import fixtures
 import hypothesis
 from hypothesis import strategies as st
+from keystoneauth1 import exceptions as ks_exc
 import testtools
 
 from pcloud_plugin.blazar.api import policy
@@ -466,6 +467,26 @@ class StateTest(api_base.PcloudAPITestCase):
                           expect=502).json()
         self.assertNotIn('cn', error['error_message'])
         self.assertEqual('NovaError', error['error_name'])
+
+    def test_an_unreachable_nova_is_a_502_with_nothing_half_written(self):
+        self.make_pool()
+        pcloud = self.make_pcloud()
+        self.nova.fail_next('add_host', ks_exc.ConnectFailure(
+            'Unable to establish connection to http://nova'))
+        error = self.call('alice-member', 'POST',
+                          '/pclouds/%s/hosts' % pcloud,
+                          {'name': 'h1', 'flavor_id': 'big'},
+                          expect=502).json()
+        self.assertEqual('NovaError', error['error_name'])
+        self.assertEqual([], self.call(
+            'alice-member', 'GET', '/pclouds/%s/hosts' % pcloud,
+            expect=200).json()['hosts'])
+        (agg,) = [a for a in self.nova.aggregates.list()
+                  if a.metadata.get('pcloud:id') == pcloud]
+        self.assertEqual([], [k for k in agg.metadata
+                              if k.startswith('pcloud:host')])
+        # Nova back, the same request succeeds.
+        self.allocate(pcloud)
 
     def test_quota(self):
         self.conf.set_override('units_quota', 1, 'pcloud')
