@@ -79,33 +79,21 @@ class LeaseHolds(object):
             LOG.warning('Host %s is not in the ledger: allocated without '
                         'a claim (is the Placement mirror running?)', node)
             return None
-        try:
-            host_db.claim_hosts(context_mod.get_admin_context(),
-                                consumer[0], [consumer[1]])
-        except exception.HostBusy as e:
-            return 'one is booked from %s to %s' % (e.kwargs['start'],
-                                                    e.kwargs['end'])
-        except exception.ConsumerExists:
-            return self._take_over(consumer)
-        return None
-
-    @staticmethod
-    def _take_over(consumer):
-        """The host is free in Nova but claimed for good: an allocation is
-
-        under way, or one died between its claim and Nova. Past
-        STALE_CLAIM, the claim is the dead one's and is taken over.
-        """
         ctx = context_mod.get_admin_context()
-        held = db_api.get_claims(ctx, consumer[0])
-        if held is not None and held['start'] > (
-                timeutils.utcnow() - STALE_CLAIM):
-            return 'one is being allocated by another request'
-        LOG.warning('Taking over the claim %s, left by an allocation that '
-                    'did not finish', consumer[0])
         try:
-            host_db.claim_hosts(ctx, consumer[0], [consumer[1]],
-                                replace=True)
+            try:
+                host_db.claim_hosts(ctx, consumer[0], [consumer[1]])
+            except exception.ConsumerExists:
+                # Free in Nova but claimed for good: an allocation under
+                # way, or, past STALE_CLAIM, one that died before Nova.
+                held = db_api.get_claims(ctx, consumer[0])
+                if held is not None and held['start'] > (
+                        timeutils.utcnow() - STALE_CLAIM):
+                    return 'one is being allocated by another request'
+                LOG.warning('Taking over the claim %s, left by an '
+                            'allocation that did not finish', consumer[0])
+                host_db.claim_hosts(ctx, consumer[0], [consumer[1]],
+                                    replace=True)
         except exception.HostBusy as e:
             return 'one is booked from %s to %s' % (e.kwargs['start'],
                                                     e.kwargs['end'])
