@@ -91,12 +91,13 @@ def _racer(url, driver, worker, start_line, results):
             'host', 'host_move', 'host_move'])
         start, end = _window(rng)
         rp = rng.choice(PROVIDER_UUIDS)
+        free = PROVIDER_UUIDS
         if op.startswith('host'):
             # Where the host looks free, as a scheduler would pick.
             busy = host_db.busy_intervals(context, PROVIDER_UUIDS, start,
                                           before=end)
-            rp = rng.choice([u for u in PROVIDER_UUIDS if not busy[u]]
-                            or PROVIDER_UUIDS)
+            free = [u for u in PROVIDER_UUIDS if not busy[u]]
+            rp = rng.choice(free or PROVIDER_UUIDS)
         try:
             if op == 'claim':
                 consumer = 'w%d-%d' % (worker, n)
@@ -109,6 +110,10 @@ def _racer(url, driver, worker, start_line, results):
                 whole[consumer] = rp
             elif op == 'host_move' and whole:
                 consumer = rng.choice(sorted(whole))
+                if not free:
+                    # Nowhere else looks free: a new window on its own
+                    # host, which every claim's shared instant keeps free.
+                    rp = whole[consumer]
                 host_db.claim_hosts(context, consumer, [rp], start, end,
                                     replace=True)
                 whole[consumer] = rp
