@@ -200,6 +200,12 @@ class NovaError(PcloudException):
     code = 502
 
 
+class PlacementUnreachable(PcloudException):
+    """Placement could not be reached for a call the service had to make."""
+    msg_fmt = 'Placement cannot be reached to %(action)s: %(reason)s'
+    code = 503
+
+
 # The Pcloud REST API.
 
 class SchemaViolation(Invalid):

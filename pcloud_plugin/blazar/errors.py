@@ -19,7 +19,8 @@ exception modules; a name it does not find is a 500 with the message
 hidden, and Blazar's NotEnoughHostsAvailable has no code (500 too).
 
 CapacityRefused is a NotEnoughHostsAvailable (the manager treats it as
-one) with code 409. A refused *update* is raised as CantUpdateParameter
+one) with code 409; CloudUnreachable, when Nova or Placement cannot be
+reached, is 503. A refused *update* is raised as CantUpdateParameter
 (409) instead: Blazar's update_lease restores the lease's status only
 for the exact exception types it lists, and puts it in ERROR for any
 other, subclasses included. Importing this module makes its name known to
@@ -30,7 +31,13 @@ choosing the enabled ones, so whichever of our plugins is enabled).
 
 import contextlib
 
+from blazar import exceptions as blazar_exc
 from blazar.manager import exceptions as mgr_exc
+from keystoneauth1 import exceptions as ks_exc
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+UNREACHABLE = 'Nova or Placement cannot be reached; try again later.'
 
 
 class CapacityRefused(mgr_exc.NotEnoughHostsAvailable):
@@ -49,8 +56,14 @@ class PoolTooSmall(CapacityRefused):
     """
 
 
+class CloudUnreachable(blazar_exc.BlazarException):
+    """Nova or Placement did not answer: nothing was reserved."""
+    msg_fmt = UNREACHABLE
+    code = 503
+
+
 # blazar-api looks remote exceptions up by name here (see above).
-for _refusal in (CapacityRefused, PoolTooSmall):
+for _refusal in (CapacityRefused, PoolTooSmall, CloudUnreachable):
     if not hasattr(mgr_exc, _refusal.__name__):
         setattr(mgr_exc, _refusal.__name__, _refusal)
 
@@ -65,3 +78,17 @@ def update_refusals():
         yield
     except CapacityRefused as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
+    except ks_exc.ConnectionError as e:
+        # A 409 rather than a 503: any other type puts the lease in ERROR.
+        LOG.warning('Lease update refused: %s', e)
+        raise mgr_exc.CantUpdateParameter(UNREACHABLE) from e
+
+
+@contextlib.contextmanager
+def unreachable_refused():
+    """Around an admission: an unreachable Nova or Placement is a 503."""
+    try:
+        yield
+    except ks_exc.ConnectionError as e:
+        LOG.warning('Reservation refused: %s', e)
+        raise CloudUnreachable() from e

@@ -81,9 +81,12 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import intents
 from pcloud_plugin import exception
+from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import service as pcloud_service
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -101,6 +104,8 @@ OPTIONAL = {'availability_zone': None, 'required_traits': None,
 PARAMS = REQUIRED + tuple(OPTIONAL)
 
 AGGREGATE_PREFIX = 'pcloud-lease:'
+# The fault-injection step name (pcloud_plugin.faults) of admissions.
+ADMISSION = 'admission'
 FILTER_KEY = 'filter_lease_id'
 RESERVATION_KEY = 'pcloud:reservation_id'
 
@@ -382,6 +387,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             if CONF.pcloud_host.retry_interval else None)
         self.notifier = HostUsageNotifier(CONF)
         self._nova = None
+        self._pclouds = None
 
     # --- helpers ---------------------------------------------------------
 
@@ -506,6 +512,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
         A BEST-EFFORT one that cannot be met now answers what is free.
         """
+        with errors.unreachable_refused():
+            return self._candidates(values)
+
+    def _candidates(self, values):
         reservation_id = values.get('id')
         if reservation_id:
             try:
@@ -528,7 +538,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         return [h['host_uuid'] for h in hosts]
 
     def reserve_resource(self, reservation_id, values):
-        with reconcile.creation_of(self._ctx(), values.get('lease_id')):
+        with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
+                errors.unreachable_refused():
+            faults.step(ADMISSION, 'reserve')
             return self._reserve(reservation_id, values)
 
     def _reserve(self, reservation_id, values):
@@ -697,6 +709,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     def _lease_aggregate(self, row):
         if row['aggregate_id']:
             return row['aggregate_id']
+        faults.step(reconcile.LEASE_START, 'aggregate')
         nova_objects = resources.NovaObjects(self.nova())
         aggregate_id = nova_objects.create_aggregate(
             AGGREGATE_PREFIX + row['reservation_id'],
@@ -724,8 +737,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 names = {codec.host_key(host['name']): host['host_name'],
                          codec.host_state_key(host['host_name']):
                              codec.ENABLED}
+                faults.step(reconcile.LEASE_START, 'name')
                 nova.aggregates.set_metadata(pcloud.id, names)
                 try:
+                    faults.step(reconcile.LEASE_START, 'add')
                     self._add_host(pcloud.id, host['service_host'])
                 except Exception:
                     try:
@@ -735,9 +750,11 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                         LOG.exception('Could not forget host %s in pcloud '
                                       '%s', host['name'], row['pcloud_id'])
                     raise
+                faults.step(reconcile.LEASE_START, 'joined')
                 host_db.set_joined(self._ctx(), row['reservation_id'],
                                    host['host_uuid'], True)
                 host['joined'] = True
+            faults.step(reconcile.LEASE_START, 'lease-aggregate')
             self._add_host(lease_agg, host['service_host'])
 
     def _add_host(self, aggregate_id, host):
@@ -757,20 +774,27 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         pcloud = self.pools().pclouds.get(row['pcloud_id'])
         for host in row['hosts']:
             if not host['joined']:
+                if pcloud is not None and not self._forget_unjoined(
+                        pcloud, host):
+                    done = False
                 continue
             try:
                 if pcloud is not None:
+                    faults.step(reconcile.LEASE_END, 'disable')
                     nova.aggregates.set_metadata(pcloud.id, {
                         codec.host_state_key(host['host_name']):
                             codec.DISABLED})
+                    faults.step(reconcile.LEASE_END, 'remove')
                     try:
                         nova.aggregates.remove_host(pcloud.id,
                                                     host['service_host'])
                     except nova_exc.NotFound:
                         pass
+                    faults.step(reconcile.LEASE_END, 'forget')
                     nova.aggregates.set_metadata(pcloud.id, {
                         codec.host_key(host['name']): None,
                         codec.host_state_key(host['host_name']): None})
+                faults.step(reconcile.LEASE_END, 'left')
                 host_db.set_joined(self._ctx(), row['reservation_id'],
                                    host['host_uuid'], False)
                 host['joined'] = False
@@ -781,6 +805,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 done = False
         if row['aggregate_id']:
             try:
+                faults.step(reconcile.LEASE_END, 'aggregate')
                 resources.NovaObjects(nova).delete_aggregate(
                     row['aggregate_id'])
                 host_db.update(self._ctx(), row['reservation_id'],
@@ -791,6 +816,24 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                               row['reservation_id'])
                 done = False
         return done
+
+    def _forget_unjoined(self, pcloud, host):
+        """Forget the names a join that failed wrote for a host that is
+
+        not in the pcloud (its own rollback may have failed too).
+        """
+        key = codec.host_key(host['name'])
+        if (pcloud.metadata.get(key) != host['host_name']
+                or host['service_host'] in (pcloud.hosts or ())):
+            return True
+        try:
+            self.nova().aggregates.set_metadata(pcloud.id, {
+                key: None, codec.host_state_key(host['host_name']): None})
+        except Exception:
+            LOG.exception('Could not forget host %s in pcloud %s',
+                          host['name'], pcloud.id)
+            return False
+        return True
 
     def _activate(self, row, previous=None):
         """Put the hosts in the pcloud; returns the new state."""
@@ -813,6 +856,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             raise mgr_exc.EventError(
                 error='Nova failed while starting host reservation %s: %s'
                       % (rid, e))
+        faults.step(reconcile.LEASE_START, 'active')
         host_db.update(ctx, rid, state=host_db.ACTIVE)
         self._blazar_status(rid, missing_resources=False)
         self._notify(rid, previous or row['state'])
@@ -824,10 +868,22 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         except host_db.HostReservationNotFound as e:
             raise mgr_exc.EventError(error=e.message)
 
+    def _record(self, operation, row):
+        """The intent of a lease start or end (db.intents): the reconciler
+
+        reads Blazar's event to tell whether it finished, and drops it.
+        """
+        intents.begin(self._ctx(), operation, row['reservation_id'],
+                      {'lease_id': row['lease_id']})
+
     def on_start(self, resource_id):
         row = self._row(resource_id)
+        self._record(reconcile.LEASE_START, row)
         if row['state'] == host_db.INACTIVE:
             self._activate(row)
+        elif row['state'] == host_db.ACTIVE:
+            # Run again after a crash left Blazar's side unfinished.
+            self._join(row)
         elif row['state'] == host_db.IN_PROGRESS:
             if self._try_waiting(row, True) == host_db.TIMEDOUT:
                 raise mgr_exc.EventError(
@@ -847,16 +903,75 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             return
         if row['state'] == host_db.ENDED:
             return
+        self._record(reconcile.LEASE_END, row)
         self._leave(row)
+        faults.step(reconcile.LEASE_END, 'release')
         db_api.release(ctx, resource_id)
+        faults.step(reconcile.LEASE_END, 'ended')
         host_db.update(ctx, resource_id, state=host_db.ENDED)
         self._notify(resource_id, row['state'])
         # Hosts may have come free for those waiting.
         self.retry_waiting()
 
     def poll(self):
+        self.reconcile()
         self.retry_waiting()
         self.sweep()
+
+    # --- after crashes ---------------------------------------------------
+
+    def pclouds(self):
+        if self._pclouds is None:
+            self._pclouds = pcloud_service.PcloudService(self.nova())
+        return self._pclouds
+
+    def reconcile(self):
+        """Finish or undo what crashes and unreachable services
+
+        interrupted (db.intents): lease starts and ends, host allocations
+        and releases. Runs at manager start and every retry_interval.
+        """
+        ctx = self._ctx()
+        done = reconcile.recover(
+            ctx, intents.list_intents(
+                ctx, (reconcile.LEASE_START, reconcile.LEASE_END)),
+            self._recover_lease, self.notifier)
+        stale = timeutils.utcnow() - datetime.timedelta(
+            seconds=CONF.pcloud_host.operation_timeout)
+        done.update(reconcile.recover(
+            ctx, intents.interrupted(
+                ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
+                stale),
+            self.pclouds().recover, self.notifier, take=True))
+        return done
+
+    def _recover_lease(self, intent):
+        event = reconcile.event_of(intent)
+        if event is None or event['status'] in (status.event.DONE,
+                                                status.event.UNDONE):
+            return None  # gone (sweep ends it), finished, or to run again
+        if event['status'] == status.event.IN_PROGRESS:
+            stale = timeutils.utcnow() - datetime.timedelta(
+                seconds=CONF.pcloud_host.operation_timeout)
+            if not (intents.owner_gone(intent['owner'])
+                    or intent['created_at'] < stale):
+                return reconcile.KEEP
+            reconcile.run_again(intent, event)
+            return ('its process died: Blazar runs the %s of lease %s '
+                    'again' % (event['event_type'],
+                               intent['details']['lease_id']))
+        # It failed: what it did in Nova is undone, the lease is ERROR.
+        try:
+            row = host_db.get(self._ctx(), intent['subject'])
+        except host_db.HostReservationNotFound:
+            return None
+        if row['state'] == host_db.ACTIVE or not (
+                row['aggregate_id'] or any(h['joined']
+                                           for h in row['hosts'])):
+            return None
+        if not self._leave(row):
+            return reconcile.KEEP
+        return 'its hosts left pcloud %s after it failed' % row['pcloud_id']
 
     def sweep(self):
         """Retry taking out of pclouds the hosts of ended reservations;
@@ -887,6 +1002,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
     def update_reservation(self, reservation_id, values):
         with errors.update_refusals():
+            faults.step(ADMISSION, 'update')
             return self._update(reservation_id, values)
 
     def _update(self, reservation_id, values):

@@ -268,6 +268,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         enforcement), then calls reserve_resource: the plan is kept for
         that call, which claims it or, if it went stale, places again.
         """
+        with errors.unreachable_refused():
+            return self._candidates(values)
+
+    def _candidates(self, values):
         reservation_id = values.get('id')
         if reservation_id:
             try:
@@ -305,7 +309,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         raise self._refused(request, start, end, last)
 
     def reserve_resource(self, reservation_id, values):
-        with reconcile.creation_of(self._ctx(), values.get('lease_id')):
+        with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
+                errors.unreachable_refused():
             return self._reserve(reservation_id, values)
 
     def _reserve(self, reservation_id, values):

@@ -23,6 +23,14 @@ does not hold is a leftover.
 Ledger consumers named by a bare UUID are Blazar reservations' (both
 plugins claim under the reservation id); any other holder of capacity
 uses another name and is never touched here.
+
+Interrupted operations (db.intents): ``recover`` hands each to the
+owner's handler, then reports what it did in the log and as a
+``pcloud.reconcile`` event. A lease start or end that died with its
+process leaves Blazar's lease STARTING or TERMINATING and its event
+IN_PROGRESS for good; ``run_again`` puts them back as they were before,
+and Blazar's manager runs the event again (our on_start and on_end pick
+up where the dead one stopped).
 """
 
 import contextlib
@@ -35,6 +43,7 @@ from oslo_utils import excutils
 
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import intents
 from pcloud_plugin.db import reservations as res_db
 
 LOG = logging.getLogger(__name__)
@@ -43,6 +52,19 @@ _RESERVATION_ID = re.compile(
     r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
 # Our reservation tables; each has list_reservations(lease_id=) and delete.
 _TABLES = (res_db, host_db)
+
+LEASE_START = 'lease-start'
+LEASE_END = 'lease-end'
+# Per operation: Blazar's event type, the lease status before it, and the
+# reservation statuses after and before it.
+_EVENTS = {
+    LEASE_START: ('start_lease', status.lease.PENDING,
+                  status.reservation.ACTIVE, status.reservation.PENDING),
+    LEASE_END: ('end_lease', status.lease.ACTIVE,
+                status.reservation.DELETED, status.reservation.ACTIVE),
+}
+# A handler's answer: the operation may still be running, look again.
+KEEP = object()
 
 
 def gone(reservation_ids):
@@ -120,3 +142,66 @@ def release_orphan_claims(ctx):
         LOG.warning('Released the ledger claims of reservation %s, which '
                     'Blazar does not hold', rid)
     return released
+
+
+def event_of(intent):
+    """The Blazar event a lease start or end intent ran in, or None when
+
+    its lease is gone.
+    """
+    event_type = _EVENTS[intent['operation']][0]
+    if blazar_db.lease_get(intent['details']['lease_id']) is None:
+        return None
+    return blazar_db.event_get_first_sorted_by_filters(
+        'lease_id', 'asc', {'lease_id': intent['details']['lease_id'],
+                            'event_type': event_type})
+
+
+def run_again(intent, event):
+    """Put the lease of an interrupted start or end back as it was before,
+
+    with its event to do: Blazar's manager runs it again.
+    """
+    _type, lease_status, done, before = _EVENTS[intent['operation']]
+    lease_id = intent['details']['lease_id']
+    for reservation in blazar_db.reservation_get_all_by_lease_id(lease_id):
+        if reservation['status'] == done:
+            blazar_db.reservation_update(reservation['id'],
+                                         {'status': before})
+    blazar_db.lease_update(lease_id, {'status': lease_status})
+    blazar_db.event_update(event['id'], {'status': status.event.UNDONE})
+
+
+def recover(ctx, found, handler, notifier, take=False):
+    """Hand each intent of ``found`` to ``handler``, which finishes or
+
+    undoes its operation and returns what it did (None: nothing was left
+    to do; KEEP: not now). With ``take``, an intent is first taken from
+    its owner (db.intents.take), so that of several reconcilers one acts.
+    A handler that fails leaves the intent for the next pass. Returns
+    {intent id: what was done}.
+    """
+    done = {}
+    for intent in found:
+        if take and not intents.take(ctx, intent):
+            continue
+        try:
+            what = handler(intent)
+        except Exception:
+            LOG.exception('Could not recover the %s of %s; the next pass '
+                          'tries again', intent['operation'],
+                          intent['subject'])
+            continue
+        if what is KEEP:
+            continue
+        intents.finish(ctx, intent['id'])
+        if what is None:
+            continue
+        LOG.warning('Recovered the interrupted %s of %s: %s',
+                    intent['operation'], intent['subject'], what)
+        notifier.reconciled({}, {
+            'operation': intent['operation'], 'subject': intent['subject'],
+            'details': intent['details'], 'done': what,
+            'since': intent['created_at'].isoformat()})
+        done[intent['id']] = what
+    return done

@@ -274,3 +274,28 @@ class HostReservationHost(BASE):
     name = sa.Column(sa.String(64), nullable=False)
     # Whether it is in the pcloud's aggregate now.
     joined = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class Intent(BASE, models.TimestampMixin):
+    """An operation on Nova and Placement under way: written before its
+
+    first change and deleted after its last, so that whatever a crash or
+    an unreachable service interrupts, the reconciler finds and finishes
+    or undoes (pcloud_plugin.recovery).
+    """
+    __tablename__ = 'pcloud_intents'
+    __table_args__ = (
+        sa.Index('pcloud_intents_operation_idx', 'operation'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    # allocate, release, lease-start or lease-end.
+    operation = sa.Column(sa.String(32), nullable=False)
+    # What it acts on: a reservation id, or "<pcloud id>/<host name>".
+    subject = sa.Column(sa.String(255), nullable=False)
+    # JSON: what the reconciler needs to finish or undo it.
+    details = sa.Column(sa.Text, nullable=False)
+    # "<hostname>:<pid>:<process start>" of the process running it.
+    owner = sa.Column(sa.String(255), nullable=False)
+    # It raised: its own undo may have stopped halfway.
+    failed = sa.Column(sa.Boolean, nullable=False, default=False)

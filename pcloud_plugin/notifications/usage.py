@@ -21,6 +21,10 @@ blazar-manager, next to Blazar's lease.* events). Event types:
     a reservation's slots became usable (Nova and Placement objects made)
 ``pcloud.reservation.end``
     they stopped being usable (objects removed, capacity released)
+``pcloud.reconcile``
+    the reconciler finished or undid an operation a crash or an
+    unreachable service interrupted (what, on what, since when, and what
+    it did)
 
 The payload says which reservation, lease and project, the slot size, and
 how many slots each host holds, so a consumer can bill slot-hours.
@@ -35,6 +39,7 @@ LOG = logging.getLogger(__name__)
 PUBLISHER = 'pcloud.instance-reservation'
 START = 'pcloud.reservation.start'
 END = 'pcloud.reservation.end'
+RECONCILED = 'pcloud.reconcile'
 
 
 class UsageNotifier:
@@ -68,14 +73,18 @@ class UsageNotifier:
         try:
             self._get().info(context or {}, event_type, payload)
         except Exception:
-            LOG.exception('Could not send %s for reservation %s',
-                          event_type, payload.get('reservation_id'))
+            LOG.exception('Could not send %s for %s', event_type,
+                          payload.get('reservation_id',
+                                      payload.get('subject')))
 
     def reservation_started(self, context, reservation):
         self._send(context, START, payload(reservation))
 
     def reservation_ended(self, context, reservation):
         self._send(context, END, payload(reservation))
+
+    def reconciled(self, context, what):
+        self._send(context, RECONCILED, what)
 
 
 def payload(reservation):

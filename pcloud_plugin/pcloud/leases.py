@@ -32,6 +32,7 @@ from oslo_utils import timeutils
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import intents
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
@@ -105,6 +106,24 @@ class LeaseHolds(object):
         if consumer is not None:
             db_api.release(context_mod.get_admin_context(), consumer[0])
 
+    @staticmethod
+    def begin(operation, subject, **details):
+        """Record an allocation or release about to change Nova (see
+
+        db.intents); returns what end() takes.
+        """
+        return intents.begin(context_mod.get_admin_context(), operation,
+                             subject, details)
+
+    @staticmethod
+    def end(intent_id, failed=False):
+        """It returned (forget it), or raised (leave it to the reconciler)."""
+        ctx = context_mod.get_admin_context()
+        if failed:
+            intents.fail(ctx, intent_id)
+        else:
+            intents.finish(ctx, intent_id)
+
 
 class NoLeases(object):
     """For a service without pcloud:host leases (and its unit tests)."""
@@ -119,4 +138,10 @@ class NoLeases(object):
         return None
 
     def release_host(self, node):
+        pass
+
+    def begin(self, operation, subject, **details):
+        return None
+
+    def end(self, intent_id, failed=False):
         pass

@@ -37,6 +37,7 @@ from oslo_utils import uuidutils
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import exception
+from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import leases as leases_mod
 
@@ -44,6 +45,9 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 COMPUTE_BINARY = 'nova-compute'
+# The operations recorded as intents (db.intents) and their fault steps.
+ALLOCATE = 'allocate'
+RELEASE = 'release'
 # What a Nova call raises when Nova refuses it or cannot be reached.
 NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
 VCPU = 'VCPU'
@@ -161,6 +165,13 @@ class PcloudService(object):
             return func(*args, **kwargs)
         except NOVA_FAILURES as e:
             raise exception.NovaError(action=action, reason=e)
+
+    @staticmethod
+    def _placement_call(action, func, *args):
+        try:
+            return func(*args)
+        except ks_exc.ConnectionError as e:
+            raise exception.PlacementUnreachable(action=action, reason=e)
 
     def _cloud(self):
         return _Cloud(self._call('list aggregates', self.nova.aggregates.list))
@@ -565,7 +576,7 @@ class PcloudService(object):
                 if flavor_id not in cloud.pools:
                     raise exception.HostFlavorNotFound(flavor_id=flavor_id)
             free = cloud.free_hosts(flavor_id, az, default_az)
-            host, booked = self._claim_one(cloud, free)
+            host, booked, intent = self._claim_one(cloud, free, view, name)
             if host is None:
                 if cloud.contended(flavor_id):
                     continue
@@ -576,11 +587,16 @@ class PcloudService(object):
                 taken = self._take(agg, view, host, node, name)
             except Exception:
                 self.leases.release_host(node)
+                # Its rollback may have stopped halfway: the reconciler
+                # finishes it.
+                self.leases.end(intent, failed=True)
                 raise
+            if not taken:
+                self.leases.release_host(node)
+            self.leases.end(intent)
             if taken:
                 return {'name': name, 'state': codec.DISABLED,
                         'flavor_id': flavor_id}
-            self.leases.release_host(node)
             # Pause on the scale of what a collision costs here.
             pause = max(pause, time.monotonic() - started)
         raise exception.NoFreeHost(
@@ -589,23 +605,32 @@ class PcloudService(object):
             why=(': every free one is reserved in the ledger (%s)' % booked
                  if booked else ''))
 
-    def _claim_one(self, cloud, free):
-        """(host, None): a host of ``free``, at random, now claimed for
+    def _claim_one(self, cloud, free, view, name):
+        """(host, None, intent): a host of ``free``, at random, now claimed
 
-        good in the ledger; or (None, why the last one tried was not).
+        for good in the ledger, and the intent of its allocation (see
+        db.intents); or (None, why the last one tried was not, None).
         """
         booked = None
         for host in _RANDOM.sample(free, len(free)):
-            booked = self.leases.claim_host(cloud.node_of[host])
+            node = cloud.node_of[host]
+            intent = self.leases.begin(
+                ALLOCATE, '%s/%s' % (view.id, name), pcloud_id=view.id,
+                name=name, host=host, hostname=node)
+            faults.step(ALLOCATE, 'claim')
+            booked = self.leases.claim_host(node)
             if booked is None:
-                return host, None
-        return None, booked
+                return host, None, intent
+            self.leases.end(intent)
+        return None, booked, None
 
     def _take(self, agg, view, host, hostname, name):
         """Add one host to a pcloud; whether it is ours alone after."""
+        faults.step(ALLOCATE, 'name')
         self._set_metadata(agg, {codec.host_key(name): hostname,
                                  codec.host_state_key(hostname):
                                      codec.DISABLED})
+        faults.step(ALLOCATE, 'add')
         try:
             self._call('add a host to pcloud %s' % view.id,
                        self._membership, self.nova.aggregates.add_host,
@@ -630,10 +655,12 @@ class PcloudService(object):
             ratios = _ratios(fresh.cpu_allocation_ratio,
                              fresh.ram_allocation_ratio)
             if ratios:
+                faults.step(ALLOCATE, 'ratios')
                 self._apply_ratios(agg, fresh, hostname, ratios)
         except exception.PcloudException:
             self._give_back(agg, host, name, hostname)
             raise
+        faults.step(ALLOCATE, 'done')
         return True
 
     def _settle(self, agg, view, host, hostname, name):
@@ -726,33 +753,89 @@ class PcloudService(object):
                                                    name=name)
             self._refuse_if_leased(pcloud_id, 'release its host', name)
             host = cloud.host_of.get(hostname)
-            forget = {codec.host_key(name): None,
-                      codec.host_state_key(hostname): None,
-                      codec.saved_ratios_key(hostname): None}
-            if host not in agg.hosts:
-                # An earlier release stopped before forgetting the name.
-                self._set_metadata(agg, forget)
-                self.leases.release_host(hostname)
-                return
-            if view.state(hostname) != codec.DISABLED:
-                raise exception.PcloudHostBusy(
-                    pcloud_id=pcloud_id, name=name,
-                    reason='it is enabled: disable it first')
-            servers = self._servers_on(hostname)
-            if servers:
-                raise exception.PcloudHostBusy(
-                    pcloud_id=pcloud_id, name=name,
-                    reason='it still runs %d instance(s)' % len(servers))
-            saved = view.saved_ratios.get(hostname)
-            if saved:
-                placement_client.set_allocation_ratios(
-                    self.placement, hostname,
-                    {VCPU: saved[0], MEMORY_MB: saved[1]})
-            self._call('remove a host from pcloud %s' % pcloud_id,
+            if host in agg.hosts:
+                if view.state(hostname) != codec.DISABLED:
+                    raise exception.PcloudHostBusy(
+                        pcloud_id=pcloud_id, name=name,
+                        reason='it is enabled: disable it first')
+                servers = self._servers_on(hostname)
+                if servers:
+                    raise exception.PcloudHostBusy(
+                        pcloud_id=pcloud_id, name=name,
+                        reason='it still runs %d instance(s)'
+                        % len(servers))
+            # Else an earlier release stopped before forgetting the name.
+            intent = self.leases.begin(
+                RELEASE, '%s/%s' % (pcloud_id, name), pcloud_id=pcloud_id,
+                name=name, host=host, hostname=hostname)
+            try:
+                self._hand_back(RELEASE, cloud, agg, view, host, hostname,
+                                name)
+            except Exception:
+                self.leases.end(intent, failed=True)
+                raise
+            self.leases.end(intent)
+
+    def _hand_back(self, operation, cloud, agg, view, host, hostname, name):
+        """Take a host out of a pcloud for good, each step safe to run
+
+        again: its own allocation ratios back in Placement, out of the
+        aggregate, its keys forgotten, its permanent claim released
+        unless another pcloud holds it.
+        """
+        saved = view.saved_ratios.get(hostname)
+        if saved:
+            faults.step(operation, 'ratios')
+            self._placement_call(
+                'put back the allocation ratios of a host',
+                placement_client.set_allocation_ratios, self.placement,
+                hostname, {VCPU: saved[0], MEMORY_MB: saved[1]})
+        if host in agg.hosts:
+            faults.step(operation, 'remove')
+            self._call('remove a host from pcloud %s' % view.id,
                        self._membership, self.nova.aggregates.remove_host,
                        agg, host)
-            self._set_metadata(agg, forget)
+        faults.step(operation, 'forget')
+        forget = {codec.host_state_key(hostname): None,
+                  codec.saved_ratios_key(hostname): None}
+        if view.all_hosts.get(name) == hostname:
+            forget[codec.host_key(name)] = None
+        self._set_metadata(agg, forget)
+        if set(cloud.holders.get(host, ())) <= {view.id}:
+            faults.step(operation, 'unclaim')
             self.leases.release_host(hostname)
+
+    def recover(self, intent):
+        """Finish an interrupted release, or undo an interrupted
+
+        allocation (db.intents): either way the host ends out of the
+        pcloud, as before the allocation. What is left of it is only what
+        this allocation wrote: a host the pcloud knows under another name
+        stays. Returns what was done, or None if there was nothing to do.
+        """
+        details = intent['details']
+        cloud = self._cloud()
+        agg = cloud.pclouds.get(details['pcloud_id'])
+        host, hostname = details['host'], details['hostname']
+        if agg is None:
+            if not cloud.holders.get(host):
+                self.leases.release_host(hostname)
+            return 'pcloud %s is gone' % details['pcloud_id']
+        view = codec.Pcloud(agg.metadata)
+        named = view.all_hosts.get(details['name'])
+        if named not in (None, hostname):
+            return None  # the name is another host's now
+        if host in agg.hosts and named is None:
+            return None  # in the pcloud, but not by this operation
+        if (host not in agg.hosts and named is None
+                and hostname not in view.saved_ratios):
+            # Nothing of it left in Nova; in the ledger perhaps its claim.
+            if not cloud.holders.get(host):
+                self.leases.release_host(hostname)
+            return None
+        self._hand_back(intent['operation'], cloud, agg, view, host,
+                        hostname, details['name'])
+        return 'host %s out of pcloud %s' % (details['name'], view.id)
 
     # Users: allocation ratios, through Placement.
 
@@ -791,13 +874,17 @@ class PcloudService(object):
 
     def _apply_ratios(self, agg, view, hostname, ratios):
         if hostname not in view.saved_ratios:
-            own = placement_client.get_allocation_ratios(
-                self.placement, hostname)
+            own = self._placement_call(
+                'read the allocation ratios of a host',
+                placement_client.get_allocation_ratios, self.placement,
+                hostname)
             self._set_metadata(agg, {
                 codec.saved_ratios_key(hostname): codec.format_ratios(
                     own.get(VCPU, 1.0), own.get(MEMORY_MB, 1.0))})
-        placement_client.set_allocation_ratios(
-            self.placement, hostname, ratios)
+        self._placement_call(
+            'set the allocation ratios of a host',
+            placement_client.set_allocation_ratios, self.placement,
+            hostname, ratios)
 
 
 def _ratios(cpu, ram):

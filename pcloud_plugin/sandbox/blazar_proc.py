@@ -78,8 +78,9 @@ def _write_conf(spec, run_dir):
         # Our plugins': the ledger, and admin access to Nova and Placement.
         'pcloud_database': {'connection': spec['databases']['ledger']},
         'pcloud_nova': _service_auth(spec),
-        # The demo shows a BEST-EFFORT lease moving others' servers away.
-        'pcloud_host': {'live_migrate_others': True},
+        # The demo shows a BEST-EFFORT lease moving others' servers away;
+        # waiting leases and the reconciler run often.
+        'pcloud_host': {'live_migrate_others': True, 'retry_interval': 5},
         'pcloud_placement': _service_auth(spec),
     })
 

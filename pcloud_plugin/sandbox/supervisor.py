@@ -160,7 +160,7 @@ class Sandbox:
 
     def __init__(self, state_dir, cache_dir=None, db=None, transport=None,
                  computes=4, base_port=DEFAULT_BASE_PORT, ports=None,
-                 timeout=180, out=sys.stdout):
+                 timeout=180, out=sys.stdout, faults=False):
         self.state_dir = os.path.abspath(state_dir)
         self.cache_dir = os.path.abspath(
             cache_dir or os.environ.get('PCLOUD_SANDBOX_CACHE')
@@ -187,6 +187,8 @@ class Sandbox:
         self.procs = {}
         self.started_in = None
         self.spec = None
+        # The crash tests' hook (pcloud_plugin.faults), in every service.
+        self.faults_file = self.path('faults.json') if faults else None
 
     # -- paths and environment --------------------------------------------
 
@@ -291,14 +293,18 @@ class Sandbox:
 
     def _spawn(self, name, ready):
         read_end, write_end = os.pipe()
-        with open(self.log(name), 'wb') as log:
+        env = self.client_env()
+        if self.faults_file:
+            from pcloud_plugin import faults
+            env[faults.ENV] = self.faults_file
+        with open(self.log(name), 'ab') as log:
             proc = subprocess.Popen(
                 [sys.executable, '-m',
                  'pcloud_plugin.sandbox.%s_proc' % name,
                  self.path('spec.json'), str(write_end)],
                 pass_fds=(write_end,), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT,
-                env=self.client_env(), start_new_session=True)
+                env=env, start_new_session=True)
         os.close(write_end)
         self.procs[name] = proc
         ready.register(os.fdopen(read_end, 'rb'), selectors.EVENT_READ,
@@ -310,9 +316,9 @@ class Sandbox:
         return SandboxError('%s did not start: %s\nLast lines of %s:\n%s'
                             % (name, why, self.log(name), tail))
 
-    def _wait_ready(self, ready):
+    def _wait_ready(self, ready, names=SERVICES):
         deadline = time.monotonic() + self.timeout
-        waiting = set(SERVICES)
+        waiting = set(names)
         while waiting:
             left = deadline - time.monotonic()
             events = ready.select(timeout=max(left, 0))
@@ -341,6 +347,9 @@ class Sandbox:
     def start(self):
         self._t0 = time.monotonic()
         os.makedirs(self.path('logs'), exist_ok=True)
+        for name in SERVICES:
+            if os.path.exists(self.log(name)):
+                os.remove(self.log(name))
         self._recover()
         self._check()
         self.databases.create()
@@ -397,6 +406,27 @@ class Sandbox:
         if result.returncode:
             raise SandboxError('pcloud-manage placement sync failed: %s'
                                % (result.stderr or result.stdout)[-2000:])
+
+    def restart(self, name):
+        """Start one service again (killed first if it still runs), on
+
+        the same databases: what an operator does after a crash.
+        """
+        self._t0 = time.monotonic()
+        proc = self.procs.pop(name, None)
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        ready = selectors.DefaultSelector()
+        try:
+            self._spawn(name, ready)
+            self._record_pids()
+            self._wait_ready(ready, (name,))
+        finally:
+            ready.close()
 
     # -- run and stop -----------------------------------------------------
 

@@ -212,6 +212,10 @@ def _view(func, status, body_schema, query_schema):
             return _error(e.code, 'Nova refused or failed a call the '
                           'request needed; see the service logs.',
                           type(e).__name__)
+        except exception.PlacementUnreachable as e:
+            LOG.warning('Pcloud API call failed: %s', e)
+            return _error(e.code, 'Placement cannot be reached; try again '
+                          'later.', type(e).__name__)
         except exception.PcloudException as e:
             if e.code >= 500:
                 LOG.exception('Pcloud API call failed')

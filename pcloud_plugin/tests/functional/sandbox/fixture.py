@@ -71,7 +71,7 @@ def get_sandbox():
         if _SANDBOX is None:
             sandbox = supervisor.Sandbox(
                 tempfile.mkdtemp(prefix='pcloud-sandbox-', dir=_TMP),
-                ports=free_ports(), out=io.StringIO())
+                ports=free_ports(), out=io.StringIO(), faults=True)
             try:
                 sandbox.start()
             except BaseException:

@@ -1,0 +1,406 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Crashes and outages at every step, in the sandbox's real processes.
+
+At each step of a host allocation, a release, a pcloud:host lease start
+and a lease end (pcloud_plugin.faults), Blazar's process is killed, or
+Nova and Placement become unreachable to it. Then Blazar is started again
+on the same databases (the reconciler runs at manager start), or Nova
+comes back (the reconciler runs every few seconds). The cloud must then
+be whole: the host in the pcloud exactly when the operation counts as
+done, no name or saved ratios left behind, the ledger's claim matching,
+Placement's ratios the host's own when it is out, no intent left; the
+lease ACTIVE or TERMINATED as its dates say, or ERROR with nothing of it
+in Nova; and the next operation works.
+"""
+
+import datetime
+import json
+import os
+import time
+
+from keystoneauth1 import adapter
+from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
+from novaclient import client as nova_client
+import sqlalchemy as sa
+
+from pcloud_plugin import faults
+from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.sandbox import common
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+FLAVOR = 'crash.f'
+HOST = 'compute4'
+KILL = 'kill'
+UNREACHABLE = 'unreachable'
+# The steps of each operation, in order (faults.step names).
+STEPS = {
+    'allocate': ('claim', 'name', 'add', 'ratios', 'done'),
+    'release': ('ratios', 'remove', 'forget', 'unclaim'),
+    'lease-start': ('aggregate', 'name', 'add', 'joined', 'lease-aggregate',
+                    'active'),
+    'lease-end': ('disable', 'remove', 'forget', 'left', 'aggregate',
+                  'release', 'ended'),
+}
+CPU_RATIO = 4.0
+PATIENCE = 90
+
+
+class CrashRecovery(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.sandbox = self.useFixture(fixture.SandboxFixture()).sandbox
+        if not self.sandbox.faults_file:
+            self.skipTest('the sandbox runs without the fault hook')
+        self.admin_session = self._session('admin')
+        self.admin = pcloud_client.Client(self.admin_session)
+        self.demo = pcloud_client.Client(self._session(common.DEMO_USER))
+        self.nova = nova_client.Client('2.53',
+                                       session=self.admin_session)
+        self.placement = adapter.Adapter(
+            self.admin_session, service_type='placement',
+            default_microversion='1.19')
+        self.ledger = sa.create_engine(self.sandbox.databases.urls['ledger'])
+        self.blazar_db = sa.create_engine(
+            self.sandbox.databases.urls['blazar'])
+        self.addCleanup(self.ledger.dispose)
+        self.addCleanup(self.blazar_db.dispose)
+        self._clear_faults()
+        (service,) = self.nova.services.list(host=HOST,
+                                             binary='nova-compute')
+        self.nova.services.disable(service.id)
+        self.addCleanup(self.nova.services.enable, service.id)
+        self.admin.create_host_flavor(FLAVOR, 1)
+        self.addCleanup(self.admin.delete_host_flavor, FLAVOR)
+        self.admin.add_pool_host(FLAVOR, HOST)
+        self.addCleanup(self.admin.remove_pool_host, FLAVOR, HOST)
+        self.pcloud = self.demo.create_pcloud('crash-%s' % self.id()[-12:])
+        self.addCleanup(self.demo.delete_pcloud, self.pcloud['id'])
+        self.demo.set_allocation_ratios(self.pcloud['id'], cpu=CPU_RATIO)
+        self.node = self.nova.hypervisors.search(HOST)[0].hypervisor_hostname
+        self.own_ratio = self._cpu_ratio()
+        # Run first at clean-up: Nova back for the others.
+        self.addCleanup(self._clear_faults)
+
+    # -- access -----------------------------------------------------------
+
+    def _session(self, user):
+        env = self.sandbox.env(user)
+        auth = loading.get_plugin_loader('password').load_from_options(
+            auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
+            password=env['OS_PASSWORD'],
+            project_name=env['OS_PROJECT_NAME'],
+            user_domain_id='default', project_domain_id='default')
+        return ks_session.Session(auth=auth)
+
+    def _cpu_ratio(self):
+        uuid = self.placement.get(
+            '/resource_providers?name=%s' % self.node).json()[
+                'resource_providers'][0]['uuid']
+        return self.placement.get(
+            '/resource_providers/%s/inventories' % uuid).json()[
+                'inventories']['VCPU']['allocation_ratio']
+
+    def _aggregate(self):
+        for agg in self.nova.aggregates.list():
+            if agg.name == codec.pcloud_name(self.pcloud['id']):
+                return agg
+        raise AssertionError('pcloud aggregate missing')
+
+    def _sql(self, engine, statement, **params):
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(statement), params)
+            return list(result) if result.returns_rows else None
+
+    # -- faults -----------------------------------------------------------
+
+    def _clear_faults(self):
+        path = self.sandbox.faults_file
+        for suffix in ('', '.fired', '.outage', '.trace'):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+
+    def _trace(self, operation):
+        try:
+            with open(self.sandbox.faults_file + '.trace') as f:
+                return [line.split()[1] for line in f
+                        if line.split()[0] == operation]
+        finally:
+            self._clear_faults()
+
+    def _arm(self, operation, step, fault):
+        urls = [common.url(self.sandbox.spec, name, '/')
+                for name in ('nova', 'placement')]
+        with open(self.sandbox.faults_file, 'w') as f:
+            json.dump({'operation': operation, 'step': step,
+                       'fault': fault, 'urls': urls}, f)
+
+    def _fired(self):
+        return os.path.exists(self.sandbox.faults_file + '.fired')
+
+    def _after(self, fault):
+        """Recovery: Blazar started again, or Nova back."""
+        if fault == KILL:
+            proc = self.sandbox.procs['blazar']
+            proc.wait(PATIENCE)
+            self.assertEqual(faults.KILLED, proc.returncode)
+            self.sandbox.restart('blazar')
+        else:
+            os.remove(self.sandbox.faults_file + '.outage')
+        self._clear_faults()
+
+    def _wait(self, what, check):
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            problem = check()
+            if problem is None:
+                return
+            if time.monotonic() > deadline:
+                self.fail('%s: %s' % (what, problem))
+            time.sleep(0.5)
+
+    # -- what whole means -------------------------------------------------
+
+    def _host_problem(self, allocated):
+        """None when the host is in the pcloud exactly if ``allocated``,
+
+        with everything that goes with it; else what is wrong.
+        """
+        agg = self._aggregate()
+        keys = {k: v for k, v in agg.metadata.items()
+                if self.node in k or v == self.node}
+        claims = self._sql(self.ledger, "SELECT DISTINCT consumer_id FROM "
+                           "allocations WHERE consumer_id LIKE "
+                           "'pcloud-host:%'")
+        intents = self._sql(self.ledger, 'SELECT operation, subject, '
+                            'failed FROM pcloud_intents WHERE operation IN '
+                            "('allocate', 'release')")
+        ratio = self._cpu_ratio()
+        state = {'member': HOST in agg.hosts, 'keys': sorted(keys),
+                 'claims': len(claims), 'ratio': ratio,
+                 'intents': intents}
+        if allocated:
+            whole = (HOST in agg.hosts and len(keys) == 3
+                     and len(claims) == 1 and ratio == CPU_RATIO
+                     and not intents)
+        else:
+            whole = (HOST not in agg.hosts and not keys and not claims
+                     and ratio == self.own_ratio and not intents)
+        return None if whole else state
+
+    # -- allocation and release ------------------------------------------
+
+    def _allocate(self):
+        return self.demo.allocate_host(self.pcloud['id'], 'h1', FLAVOR)
+
+    def _release(self):
+        self.demo.release_host(self.pcloud['id'], 'h1')
+
+    def _attempt(self, call, fault):
+        """(whether the call succeeded, what is wrong with how it ended).
+
+        Blazar killed: no answer. Nova unreachable: a 502/503, or success
+        when no Nova call was left after the step.
+        """
+        try:
+            call()
+        except pcloud_client.PcloudError as e:
+            if fault == KILL or e.code not in (502, 503):
+                return False, 'answered %s: %s' % (e.code, e)
+            return False, None
+        except Exception as e:
+            if fault == KILL:
+                return False, None
+            return False, 'failed with %r' % e
+        return True, 'it succeeded' if fault == KILL else None
+
+    def test_steps_are_reached(self):
+        self._allocate()
+        self.assertEqual(list(STEPS['allocate']), self._trace('allocate'))
+        self._release()
+        self.assertEqual(list(STEPS['release']), self._trace('release'))
+
+    def _host_operation(self, operation, before, call, after, done):
+        """Interrupt ``call`` at each step; ``done``: whether the host is
+
+        allocated once it has succeeded (an interrupted allocation is
+        undone, an interrupted release finished: the host ends out).
+        """
+        failures = []
+        for step in STEPS[operation]:
+            for fault in (UNREACHABLE, KILL):
+                where = '%s at %s, %s' % (fault, operation, step)
+                if before:
+                    before()
+                self._arm(operation, step, fault)
+                succeeded, problem = self._attempt(call, fault)
+                if not self._fired():
+                    failures.append('%s: the fault did not fire (%s)'
+                                    % (where, problem))
+                    return failures
+                self._after(fault)
+                if problem:
+                    failures.append('%s: %s' % (where, problem))
+                    continue
+                allocated = done if succeeded else False
+                try:
+                    self._wait(where, lambda: self._host_problem(allocated))
+                except AssertionError as e:
+                    failures.append(str(e))
+                    return failures
+                # Usable: the operation works now.
+                if succeeded:
+                    if after:
+                        after()
+                    continue
+                if before:
+                    before()
+                call()
+                if after:
+                    after()
+        return failures
+
+    def test_allocation_interrupted_at_each_step_is_undone(self):
+        self.assertEqual([], self._host_operation(
+            'allocate', None, self._allocate, self._release, True))
+
+    def test_release_interrupted_at_each_step_is_finished(self):
+        self.assertEqual([], self._host_operation(
+            'release', self._allocate, self._release, None, False))
+
+    # -- lease start and end ---------------------------------------------
+
+    def _lease(self, start=None):
+        """An IMMEDIATE lease, or a SCHEDULE one ``start`` from now."""
+        now = datetime.datetime.utcnow()
+        end = (now + datetime.timedelta(hours=2)).strftime('%Y-%m-%d %H:%M')
+        terms = {'amount': 1, 'host_flavor': FLAVOR,
+                 'pcloud_id': self.pcloud['id'], 'lease_type': 'IMMEDIATE'}
+        if start is not None:
+            terms['lease_type'] = 'SCHEDULE'
+            start = (now + start).strftime('%Y-%m-%d %H:%M')
+        lease = self.demo.create_host_lease('crash', start or 'now', end,
+                                            terms)
+        self.addCleanup(self._delete_lease, lease['id'])
+        return lease['id']
+
+    def _delete_lease(self, lease_id):
+        try:
+            self.demo._request('DELETE', '/leases/%s' % lease_id)
+        except pcloud_client.PcloudError as e:
+            if e.code != 404:
+                raise
+
+    def _lease_status(self, lease_id):
+        return self.demo._request('GET', '/leases/%s' % lease_id)[
+            'lease']['status']
+
+    def _end_now(self, lease_id):
+        """Blazar's end event made due now (its dates go by minutes)."""
+        self._sql(self.blazar_db, "UPDATE events SET time = :now WHERE "
+                  "lease_id = :lease AND event_type = 'end_lease'",
+                  now=datetime.datetime.utcnow(), lease=lease_id)
+
+    def _lease_problem(self, lease_id, expect):
+        status = self._lease_status(lease_id)
+        agg = self._aggregate()
+        in_pcloud = HOST in agg.hosts
+        named = any(v == self.node for v in agg.metadata.values())
+        lease_aggs = [a.name for a in self.nova.aggregates.list()
+                      if a.name.startswith('pcloud-lease:')]
+        intents = self._sql(self.ledger, 'SELECT operation FROM '
+                            'pcloud_intents')
+        state = {'status': status, 'in_pcloud': in_pcloud, 'named': named,
+                 'lease aggregates': lease_aggs, 'intents': intents}
+        joined = status == 'ACTIVE'
+        if (status in expect and in_pcloud == joined and named == joined
+                and bool(lease_aggs) == joined and not intents):
+            return None
+        return state
+
+    def _lease_operation(self, operation):
+        failures = []
+        for step in STEPS[operation]:
+            for fault in (UNREACHABLE, KILL):
+                where = '%s at %s, %s' % (fault, operation, step)
+                if operation == 'lease-start':
+                    self._arm(operation, step, fault)
+                    lease_id = self._lease()
+                else:
+                    lease_id = self._lease()
+                    self._wait('start', lambda: self._lease_problem(
+                        lease_id, ('ACTIVE',)))
+                    self._arm(operation, step, fault)
+                    self._end_now(lease_id)
+                self._wait('the fault to fire', lambda: None
+                           if self._fired() else 'not fired')
+                self._after(fault)
+                # Killed: done again by Blazar. Unreachable: a failed start
+                # is an ERROR lease with nothing in Nova (after its last
+                # Nova call it just starts); an end ends.
+                if operation == 'lease-start':
+                    expect = (('ACTIVE',) if fault == KILL or step == 'active'
+                              else ('ERROR',))
+                else:
+                    expect = ('TERMINATED',)
+                try:
+                    self._wait(where, lambda: self._lease_problem(
+                        lease_id, expect))
+                except AssertionError as e:
+                    failures.append(str(e))
+                    return failures
+                (rid,), = self._sql(self.blazar_db, 'SELECT id FROM '
+                                    'reservations WHERE lease_id = :l',
+                                    l=lease_id)
+                self._delete_lease(lease_id)
+                self._wait('its claim released', lambda: self._sql(
+                    self.ledger, 'SELECT id FROM allocations WHERE '
+                    'consumer_id = :rid', rid=rid) or None)
+        return failures
+
+    def test_lease_start_interrupted_at_each_step(self):
+        self.assertEqual([], self._lease_operation('lease-start'))
+
+    def test_lease_end_interrupted_at_each_step(self):
+        self.assertEqual([], self._lease_operation('lease-end'))
+
+    def test_unreachable_nova_refuses_a_lease_with_nothing_left(self):
+        self._arm('admission', 'reserve', UNREACHABLE)
+        e = self.assertRaises(pcloud_client.PcloudError, self._lease,
+                              datetime.timedelta(hours=1))
+        self.assertEqual(503, e.code, e)
+        self.assertIn('cannot be reached', str(e))
+        self.assertEqual([], self.demo._request('GET', '/leases')['leases'])
+        self.assertEqual([], self._sql(
+            self.ledger, "SELECT id FROM allocations WHERE consumer_id "
+            "NOT LIKE 'pcloud-host:%'"))
+        self._after(UNREACHABLE)
+        lease_id = self._lease(datetime.timedelta(hours=1))
+        # An update Nova cannot serve is refused; the lease stays as is.
+        self._arm('admission', 'update', UNREACHABLE)
+        e = self.assertRaises(
+            pcloud_client.PcloudError, self.demo._request, 'PUT',
+            '/leases/%s' % lease_id, {'reservations': [{
+                'id': self._sql(self.blazar_db, 'SELECT id FROM reservations'
+                                ' WHERE lease_id = :l', l=lease_id)[0][0],
+                'amount': 2}]})
+        self.assertEqual(409, e.code, e)
+        self.assertIn('cannot be reached', str(e))
+        self._after(UNREACHABLE)
+        self.assertEqual('PENDING', self._lease_status(lease_id))
