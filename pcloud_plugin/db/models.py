@@ -299,3 +299,14 @@ class Intent(BASE, models.TimestampMixin):
     owner = sa.Column(sa.String(255), nullable=False)
     # It raised: its own undo may have stopped halfway.
     failed = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class Lock(BASE):
+    """A named lock for what must not run twice at once across processes
+
+    (db.locks): a row locked for update, held until the transaction ends.
+    """
+    __tablename__ = 'pcloud_locks'
+
+    name = sa.Column(sa.String(255), primary_key=True)
+    created_at = sa.Column(sa.DateTime, nullable=False)

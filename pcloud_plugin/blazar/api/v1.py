@@ -39,6 +39,7 @@ from oslo_serialization import jsonutils
 from werkzeug import exceptions as http_exc
 
 from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin.blazar import errors  # noqa: blazar-api learns our codes
 from pcloud_plugin import exception
@@ -65,7 +66,7 @@ def get_rest():
     bp = flask.Blueprint('pcloud_v1', __name__, url_prefix='/v1')
     bp.before_request(blazar_utils.set_api_version_request)
     bp.after_request(blazar_utils.add_vary_header)
-    bp.before_app_request(_check_lease_body)
+    _guard_leases(bp)
     for method, rule, func, status, body, query in _routes:
         bp.add_url_rule(rule, endpoint='%s_%s' % (func.__name__, method),
                         view_func=_view(func, status, body, query),
@@ -81,8 +82,18 @@ def get_lease_guard():
     """
     bp = flask.Blueprint('pcloud_lease_guard', __name__, url_prefix='/v1')
     if HOST_EXTENSION not in cfg.CONF.manager.plugins:
-        bp.before_app_request(_check_lease_body)
+        _guard_leases(bp)
     return bp
+
+
+def _guard_leases(bp):
+    """Hooks on Blazar's own lease routes: body types, one change of a
+
+    lease at a time (lease_lock).
+    """
+    bp.before_app_request(_check_lease_body)
+    bp.before_app_request(lease_lock.before)
+    bp.teardown_app_request(lease_lock.teardown)
 
 
 HOST_EXTENSION = 'pcloud.host'

@@ -12,7 +12,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Operations under way on Nova and Placement, for the reconciler.
+"""Operations under way on Nova and Placement, for the reconciler; locks.
 
 Revision ID: 0004_intents
 Revises: 0003_host_reservations
@@ -40,4 +40,9 @@ def upgrade():
         sa.Column('owner', sa.String(255), nullable=False),
         sa.Column('failed', sa.Boolean, nullable=False),
         sa.Index('pcloud_intents_operation_idx', 'operation'),
+        mysql_engine='InnoDB', mysql_charset='utf8mb4')
+    op.create_table(
+        'pcloud_locks',
+        sa.Column('name', sa.String(255), primary_key=True),
+        sa.Column('created_at', sa.DateTime, nullable=False),
         mysql_engine='InnoDB', mysql_charset='utf8mb4')

@@ -16,6 +16,7 @@
 processes, driven with the real command-line clients.
 """
 
+import datetime
 import io
 import os
 import selectors
@@ -23,14 +24,19 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
 import fixtures
+from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
 import psutil
 import sqlalchemy as sa
 
+from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import blazar_proc
+from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.sandbox import supervisor
 from pcloud_plugin.tests import base
@@ -218,6 +224,44 @@ class Lifecycle(base.TestCase):
 class RealServers(base.TestCase):
     """--db and --transport: MariaDB and RabbitMQ, where they answer."""
 
+    def _concurrent_deletes(self, sandbox):
+        """Blazar's manager serves RPC calls at once on RabbitMQ: deletes
+
+        of one lease that arrive together are one 204, then 404s (Blazar
+        alone answers 500 to all but one).
+        """
+        env = sandbox.env(common.DEMO_USER)
+        auth = loading.get_plugin_loader('password').load_from_options(
+            auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
+            password=env['OS_PASSWORD'], project_name=env['OS_PROJECT_NAME'],
+            user_domain_id='default', project_domain_id='default')
+        client = pcloud_client.Client(ks_session.Session(auth=auth))
+        later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        for n in range(4):
+            lease = client._request('POST', '/leases', {
+                'name': 'deleted-%d' % n, 'events': [],
+                'start_date': later.strftime('%Y-%m-%d %H:%M'),
+                'end_date': (later + datetime.timedelta(hours=1)).strftime(
+                    '%Y-%m-%d %H:%M'),
+                'reservations': [{
+                    'resource_type': 'virtual:instance', 'amount': 1,
+                    'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+                    'affinity': None, 'resource_properties': ''}]})['lease']
+            codes = []
+            start_line = threading.Barrier(3)
+
+            def delete():
+                start_line.wait()
+                codes.append(client._adapter.request(
+                    '/leases/%s' % lease['id'], 'DELETE',
+                    raise_exc=False).status_code)
+            threads = [threading.Thread(target=delete) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            self.assertEqual([204, 404, 404], sorted(codes))
+
     def test_cloud_on_mariadb_and_rabbitmq(self):
         prefix = 'pcloud_sandbox_%s' % uuid.uuid4().hex[:8]
         engine = sa.create_engine(MYSQL + '/')
@@ -252,6 +296,7 @@ class RealServers(base.TestCase):
                               'm1.tiny', '--image', 'cirros', '--nic',
                               'none', '--wait', 'on-mariadb', user='demo')
             self.assertEqual('ACTIVE', server['status'])
+            self._concurrent_deletes(sandbox)
         self.assertEqual([], _leftovers(state))
         with engine.connect() as connection:
             left = connection.execute(sa.text('SHOW DATABASES LIKE :name'), {
