@@ -88,6 +88,10 @@ def parse_args(argv):
     parser.add_argument('--timeout', type=int, default=180,
                         help='seconds to wait for the services to be ready '
                              '(default: %(default)s)')
+    parser.add_argument('--fresh', action='store_true',
+                        help='start a new cloud even if the state '
+                             'directory holds one (a start there carries '
+                             'on with it otherwise)')
     parser.add_argument('--demo', action='store_true',
                         help='run the end-to-end story, stop, and exit '
                              'with its status')
@@ -121,6 +125,9 @@ def _run_story(story, parts):
 
 def _print_ready(sandbox):
     ports = sandbox.ports
+    if sandbox.resumed:
+        print('Carrying on with the cloud in %s (--fresh starts a new one).'
+              % sandbox.state_dir)
     print('Sandbox ready in %.1fs, %d MB resident: Keystone :%d, Nova :%d, '
           'Placement :%d, Blazar :%d on 127.0.0.1, %d fake computes; logs '
           'in %s.' % (sandbox.started_in, sandbox.rss() // 2 ** 20,
@@ -157,7 +164,7 @@ def main(argv=None):
             state_dir, cache_dir=args.cache_dir, db=args.db,
             transport=args.transport, computes=args.computes,
             base_port=args.base_port, ports=dict(args.port),
-            timeout=args.timeout)
+            timeout=args.timeout, fresh=args.fresh or args.demo)
     except supervisor.SandboxError as e:
         print('ERROR: %s' % e, file=sys.stderr)
         return 2

@@ -95,6 +95,8 @@ def write_conf(path, sections):
 
 class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
+    # socketserver's backlog of 5 drops connections of bursts of clients.
+    request_queue_size = 128
 
 
 class _QuietHandler(simple_server.WSGIRequestHandler):

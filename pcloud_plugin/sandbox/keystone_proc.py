@@ -224,12 +224,18 @@ def provision(spec, base):
 
 def start(spec):
     run_dir = os.path.join(spec['state_dir'], 'keystone')
-    shutil.rmtree(run_dir, ignore_errors=True)
-    os.makedirs(run_dir)
+    resume = spec.get('resume') and os.path.exists(
+        os.path.join(run_dir, 'keystone.db'))
+    if not resume:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        os.makedirs(run_dir)
     conf = _write_conf(run_dir)
     snapshot = snapshot_dir(spec)
-    fresh = not os.path.isdir(snapshot)
-    if fresh:
+    fresh = not resume and not os.path.isdir(snapshot)
+    if resume:
+        # The cloud's own Keystone: its ids are in the other databases.
+        catalog = None
+    elif fresh:
         sys.stderr.write('No Keystone snapshot at %s: bootstrapping one '
                          '(once).\n' % snapshot)
         _bootstrap(spec, conf)

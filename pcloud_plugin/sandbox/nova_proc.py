@@ -275,6 +275,35 @@ def _prepare_databases(spec, cache):
     objects.Aggregate(context=ctxt, name='freepool').create()
 
 
+def _same_nodes():
+    """After a restart, the fake driver names its nodes as the cloud
+
+    knows them (it draws their uuids at random in each process).
+    """
+    from nova import context
+    from nova import objects
+    from oslo_utils.fixture import uuidsentinel
+
+    for node in objects.ComputeNodeList.get_all(context.get_admin_context()):
+        setattr(uuidsentinel, 'node_%s' % node.hypervisor_hostname, node.uuid)
+
+
+def _running_again(svc, host):
+    """After a restart, the fake driver runs what the cloud says runs on
+
+    the host (it keeps nothing itself), so that its servers stay ACTIVE.
+    """
+    from nova.compute import power_state
+    from nova import context
+    from nova import objects
+    from nova.virt import fake
+
+    for instance in objects.InstanceList.get_by_host(
+            context.get_admin_context(), host):
+        svc.manager.driver.instances[instance.uuid] = fake.FakeInstance(
+            instance.name, power_state.RUNNING, instance.uuid)
+
+
 def _start_computes(spec):
     from nova.compute import rpcapi as compute_rpcapi
     from nova import conf
@@ -282,6 +311,8 @@ def _start_computes(spec):
     from nova.virt import fake
 
     services = []
+    if spec.get('resume'):
+        _same_nodes()
     for compute in spec['computes']:
         # The fake driver names its node after CONF.host when it loads.
         conf.CONF.set_override('host', compute['name'])
@@ -295,6 +326,7 @@ def _start_computes(spec):
         svc.manager.driver.resources = fake.Resources(
             vcpus=compute['vcpus'], memory_mb=compute['memory_mb'],
             local_gb=compute['disk_gb'])
+        _running_again(svc, compute['name'])
         svc.start()
         services.append(svc)
     return services
@@ -309,10 +341,13 @@ def start(spec):
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir)
     cache = _NoCache()
-    if all(spec['databases'][key].startswith('sqlite:///')
-           for key in _NOVA_DATABASES):
-        cache = _SchemaCache(spec)
-    cache.restored = cache.restore()
+    if spec.get('resume'):
+        cache.restored = True  # the cloud's own databases, as they are
+    else:
+        if all(spec['databases'][key].startswith('sqlite:///')
+               for key in _NOVA_DATABASES):
+            cache = _SchemaCache(spec)
+        cache.restored = cache.restore()
     for key in _NOVA_DATABASES:
         _sqlite_wal(spec['databases'][key])
     nova_conf, placement_conf = _write_confs(spec, run_dir)
@@ -341,7 +376,8 @@ def start(spec):
     glance = holder.useFixture(nova_fixtures.GlanceFixture(stand))
     glance.create(None, dict(IMAGE, created_at=glance.timestamp,
                              updated_at=glance.timestamp))
-    _prepare_databases(spec, cache)
+    if not spec.get('resume'):
+        _prepare_databases(spec, cache)
 
     os.environ['OS_PLACEMENT_CONFIG_DIR'] = run_dir
     from placement import wsgi as placement_wsgi

@@ -14,9 +14,13 @@
 
 """Start, watch and stop the sandbox's three service processes.
 
-Every start is a fresh cloud (Keystone from its snapshot, empty Nova,
-Placement and Blazar databases); the state directory keeps the last run's
-configuration files and logs to look at.
+The first start in a state directory makes a fresh cloud (Keystone from
+its snapshot, empty Nova, Placement and Blazar databases); a later start
+there carries on with the cloud it holds (its servers, pclouds, leases
+and ledger), after a clean stop or a crash, unless told ``fresh``. With
+databases on a server (``db``), a clean stop drops them: only a crash
+leaves a cloud to carry on with. The state directory also keeps the last
+run's configuration files and logs to look at.
 """
 
 import errno
@@ -50,6 +54,8 @@ REQUIREMENTS = (('keystone', 'keystone'), ('nova', 'nova'),
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement', 'blazar',
              'ledger')
 PIDS_FILE = 'sandbox.pids'
+# Written once a cloud is up: its databases, to carry on with at restart.
+CLOUD_FILE = 'cloud.json'
 
 
 class SandboxError(Exception):
@@ -133,7 +139,7 @@ class _Databases:
             engine.dispose()
 
     def create(self):
-        """Empty databases for this run."""
+        """Empty databases for this run (a fresh cloud)."""
         if not self.server_url:
             for url in self.urls.values():
                 path = url[len('sqlite:///'):]
@@ -160,7 +166,7 @@ class Sandbox:
 
     def __init__(self, state_dir, cache_dir=None, db=None, transport=None,
                  computes=4, base_port=DEFAULT_BASE_PORT, ports=None,
-                 timeout=180, out=sys.stdout, faults=False):
+                 timeout=180, out=sys.stdout, faults=False, fresh=False):
         self.state_dir = os.path.abspath(state_dir)
         self.cache_dir = os.path.abspath(
             cache_dir or os.environ.get('PCLOUD_SANDBOX_CACHE')
@@ -189,6 +195,8 @@ class Sandbox:
         self.spec = None
         # The crash tests' hook (pcloud_plugin.faults), in every service.
         self.faults_file = self.path('faults.json') if faults else None
+        self.fresh = fresh
+        self.resumed = False
 
     # -- paths and environment --------------------------------------------
 
@@ -352,8 +360,12 @@ class Sandbox:
                 os.remove(self.log(name))
         self._recover()
         self._check()
-        self.databases.create()
+        self.resumed = not self.fresh and self._has_cloud()
+        if not self.resumed:
+            self._forget_cloud()
+            self.databases.create()
         self.spec = {
+            'resume': self.resumed,
             'state_dir': self.state_dir,
             'cache_dir': self.cache_dir,
             'supervisor_pid': os.getpid(),
@@ -381,8 +393,24 @@ class Sandbox:
         finally:
             ready.close()
         self._write_openrc()
+        with open(self.path(CLOUD_FILE), 'w') as f:
+            json.dump({'databases': self.databases.urls}, f)
         self.started_in = time.monotonic() - self._t0
         return self
+
+    def _has_cloud(self):
+        """Whether the state dir holds a cloud on these databases."""
+        try:
+            with open(self.path(CLOUD_FILE)) as f:
+                return json.load(f)['databases'] == self.databases.urls
+        except (OSError, ValueError, KeyError):
+            return False
+
+    def _forget_cloud(self):
+        try:
+            os.remove(self.path(CLOUD_FILE))
+        except OSError:
+            pass
 
     def _migrate_ledger(self):
         """The plugin's ledger schema, where the services will find it."""
@@ -479,7 +507,8 @@ class Sandbox:
             os.remove(self.path(PIDS_FILE))
         except OSError:
             pass
-        if self.spec:
+        if self.spec and self.databases.server_url:
+            self._forget_cloud()
             self.databases.drop()
 
     def __enter__(self):

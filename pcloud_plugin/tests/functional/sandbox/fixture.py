@@ -29,6 +29,8 @@ import tempfile
 import threading
 
 import fixtures
+from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
 
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.sandbox import supervisor
@@ -91,3 +93,13 @@ class SandboxFixture(fixtures.Fixture):
     def _setUp(self):
         self.sandbox = get_sandbox()
         self.cli = demo.Cli(self.sandbox)
+
+
+def session(sandbox, user):
+    """A keystoneauth session of ``user`` on the sandbox's Keystone."""
+    env = sandbox.env(user)
+    auth = loading.get_plugin_loader('password').load_from_options(
+        auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
+        password=env['OS_PASSWORD'], project_name=env['OS_PROJECT_NAME'],
+        user_domain_id='default', project_domain_id='default')
+    return ks_session.Session(auth=auth)

@@ -32,8 +32,6 @@ import os
 import time
 
 from keystoneauth1 import adapter
-from keystoneauth1 import loading
-from keystoneauth1 import session as ks_session
 from novaclient import client as nova_client
 import sqlalchemy as sa
 
@@ -68,9 +66,10 @@ class CrashRecovery(base.TestCase):
         self.sandbox = self.useFixture(fixture.SandboxFixture()).sandbox
         if not self.sandbox.faults_file:
             self.skipTest('the sandbox runs without the fault hook')
-        self.admin_session = self._session('admin')
+        self.admin_session = fixture.session(self.sandbox, 'admin')
         self.admin = pcloud_client.Client(self.admin_session)
-        self.demo = pcloud_client.Client(self._session(common.DEMO_USER))
+        self.demo = pcloud_client.Client(
+            fixture.session(self.sandbox, common.DEMO_USER))
         self.nova = nova_client.Client('2.53',
                                        session=self.admin_session)
         self.placement = adapter.Adapter(
@@ -99,15 +98,6 @@ class CrashRecovery(base.TestCase):
         self.addCleanup(self._clear_faults)
 
     # -- access -----------------------------------------------------------
-
-    def _session(self, user):
-        env = self.sandbox.env(user)
-        auth = loading.get_plugin_loader('password').load_from_options(
-            auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
-            password=env['OS_PASSWORD'],
-            project_name=env['OS_PROJECT_NAME'],
-            user_domain_id='default', project_domain_id='default')
-        return ks_session.Session(auth=auth)
 
     def _cpu_ratio(self):
         uuid = self.placement.get(
