@@ -869,12 +869,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             raise mgr_exc.EventError(error=e.message)
 
     def _record(self, operation, row):
-        """The intent of a lease start or end (db.intents): the reconciler
-
-        reads Blazar's event to tell whether it finished, and drops it.
-        """
-        intents.begin(self._ctx(), operation, row['reservation_id'],
-                      {'lease_id': row['lease_id']})
+        reconcile.record_event(self._ctx(), operation, row['reservation_id'],
+                               row['lease_id'], RESOURCE_TYPE)
 
     def on_start(self, resource_id):
         row = self._row(resource_id)
@@ -932,12 +928,11 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         and releases. Runs at manager start and every retry_interval.
         """
         ctx = self._ctx()
-        done = reconcile.recover(
-            ctx, intents.list_intents(
-                ctx, (reconcile.LEASE_START, reconcile.LEASE_END)),
-            self._recover_lease, self.notifier)
-        stale = timeutils.utcnow() - datetime.timedelta(
-            seconds=CONF.pcloud_host.operation_timeout)
+        timeout = CONF.pcloud.operation_timeout
+        done = reconcile.recover_events(ctx, RESOURCE_TYPE,
+                                        self._undo_failed_start,
+                                        self.notifier, timeout)
+        stale = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
         done.update(reconcile.recover(
             ctx, intents.interrupted(
                 ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
@@ -945,22 +940,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             self.pclouds().recover, self.notifier, take=True))
         return done
 
-    def _recover_lease(self, intent):
-        event = reconcile.event_of(intent)
-        if event is None or event['status'] in (status.event.DONE,
-                                                status.event.UNDONE):
-            return None  # gone (sweep ends it), finished, or to run again
-        if event['status'] == status.event.IN_PROGRESS:
-            stale = timeutils.utcnow() - datetime.timedelta(
-                seconds=CONF.pcloud_host.operation_timeout)
-            if not (intents.owner_gone(intent['owner'])
-                    or intent['created_at'] < stale):
-                return reconcile.KEEP
-            reconcile.run_again(intent, event)
-            return ('its process died: Blazar runs the %s of lease %s '
-                    'again' % (event['event_type'],
-                               intent['details']['lease_id']))
-        # It failed: what it did in Nova is undone, the lease is ERROR.
+    def _undo_failed_start(self, intent):
+        """What a failed start left in Nova leaves; the lease is ERROR."""
         try:
             row = host_db.get(self._ctx(), intent['subject'])
         except host_db.HostReservationNotFound:

@@ -59,6 +59,7 @@ from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
+from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 
 LOG = logging.getLogger(__name__)
@@ -530,8 +531,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         ctx = self._ctx()
         rid = row['reservation_id']
         nova = self.nova()
+        faults.step(reconcile.LEASE_START, 'slots')
         self._place_slots(row)
         if not row['aggregate_id']:
+            faults.step(reconcile.LEASE_START, 'aggregate')
             metadata = {resources.RESERVATION_KEY: rid}
             row['aggregate_id'] = nova.create_aggregate(
                 resources.flavor_name(rid), metadata)
@@ -539,6 +542,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         for slot in row['slots']:
             self._join(row['aggregate_id'], slot)
         if row['affinity'] is not None and not row['server_group_id']:
+            faults.step(reconcile.LEASE_START, 'server-group')
             row['server_group_id'] = nova.create_server_group(
                 resources.flavor_name(rid), row['affinity'])
             res_db.update(ctx, rid, server_group_id=row['server_group_id'])
@@ -551,6 +555,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         if row['server_group_id']:
             extra_specs['affinity_id'] = row['server_group_id']
         # Last, so the flavor shows up only once all it relies on exists.
+        faults.step(reconcile.LEASE_START, 'flavor')
         res_db.update(ctx, rid, flavor_id=rid)
         nova.create_flavor(rid, resources.flavor_name(rid), row['vcpus'],
                            row['memory_mb'], row['disk_gb'], extra_specs,
@@ -611,6 +616,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         except res_db.ReservationNotFound as e:
             raise mgr_exc.EventError(error=e.message)
         rid = row['reservation_id']
+        reconcile.record_event(ctx, reconcile.LEASE_START, rid,
+                               row['lease_id'], RESOURCE_TYPE)
         try:
             self._make_objects(row)
         except Exception as e:
@@ -623,6 +630,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             raise mgr_exc.EventError(
                 error='Nova or Placement failed while starting reservation '
                       '%s: %s' % (rid, e))
+        faults.step(reconcile.LEASE_START, 'active')
         res_db.update(ctx, rid, state=res_db.ACTIVE)
         blazar_db.instance_reservation_update(resource_id, {
             'flavor_id': rid, 'aggregate_id': row['aggregate_id'],
@@ -638,6 +646,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             LOG.info('Reservation with resource %s already ended',
                      resource_id)
             return
+        reconcile.record_event(ctx, reconcile.LEASE_END,
+                               row['reservation_id'], row['lease_id'],
+                               RESOURCE_TYPE)
         self._finish(row)
         if row['state'] == res_db.ACTIVE:
             self.notifier.reservation_ended(self._notify_ctx(row), row)
@@ -650,13 +661,16 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         """
         ctx = self._ctx()
         rid = row['reservation_id']
+        faults.step(reconcile.LEASE_END, 'release')
         db_api.release(ctx, rid)
         try:
+            faults.step(reconcile.LEASE_END, 'remove')
             gone = self._remove_objects(row)
         except Exception:
             LOG.exception('Clean-up of reservation %s failed; it will be '
                           'retried', rid)
             gone = False
+        faults.step(reconcile.LEASE_END, 'ended')
         if gone:
             res_db.delete(ctx, rid)
         else:
@@ -669,6 +683,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         nothing holds (see reconcile).
         """
         ctx = self._ctx()
+        reconcile.recover_events(ctx, RESOURCE_TYPE, self._undo_failed_start,
+                                 self.notifier, CONF.pcloud.operation_timeout)
         live = [row for row in res_db.list_reservations(ctx)
                 if row['state'] != res_db.ENDING]
         for row in reconcile.orphan_rows(live):
@@ -685,6 +701,21 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             except Exception:
                 LOG.exception('Clean-up of reservation %s failed again',
                               row['reservation_id'])
+
+    def _undo_failed_start(self, intent):
+        """What a failed start left in Nova and Placement goes; the lease
+
+        is ERROR.
+        """
+        try:
+            row = res_db.get(self._ctx(), intent['subject'])
+        except res_db.ReservationNotFound:
+            return None
+        if row['state'] == res_db.ACTIVE:
+            return None
+        if not self._remove_objects(row):
+            return reconcile.KEEP
+        return 'its flavor, aggregate and slots are gone after it failed'
 
     @staticmethod
     def _notify_ctx(row):

@@ -228,6 +228,9 @@ class NovaObjects:
 
     def create_server_group(self, name, affinity):
         policy = 'affinity' if affinity else 'anti-affinity'
+        for group in self.nova.server_groups.list():
+            if group.name == name:
+                return group.id  # made by an earlier, interrupted start
         if self.nova.api_version >= api_versions.APIVersion('2.64'):
             group = self.nova.server_groups.create(name=name, policy=policy)
         else:

@@ -46,15 +46,6 @@ host_opts = [
                     'polling monitor; they are also checked whenever a '
                     'pcloud:host reservation starts or ends. 0 turns the '
                     'periodic check off.'),
-    cfg.IntOpt('operation_timeout',
-               default=600, min=0,
-               help='Seconds after which the reconciler (run with the '
-                    'periodic check, and at blazar-manager start) takes '
-                    'over a lease start or end, a host allocation or a '
-                    'release that has not finished, when it cannot tell '
-                    'that its process died: that process runs on another '
-                    'machine. One of this machine that died is taken '
-                    'over at once.'),
     cfg.BoolOpt('live_migrate_others',
                 default=False,
                 help='Whether a BEST-EFFORT reservation may live-migrate '

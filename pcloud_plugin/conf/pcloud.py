@@ -52,6 +52,16 @@ pcloud_opts = [
             default={},
             help='Per-project overrides of units_quota, as '
                  'project_id:units pairs, e.g. "abc123:40,def456:-1".'),
+    cfg.IntOpt('operation_timeout',
+               default=600, min=0,
+               help='Seconds after which the reconciler (run by the '
+                    'plugins\' periodic checks, and at blazar-manager '
+                    'start) takes '
+                    'over a lease start or end, a host allocation or a '
+                    'release that has not finished, when it cannot tell '
+                    'that its process died: that process runs on another '
+                    'machine. One of this machine that died is taken '
+                    'over at once.'),
     cfg.StrOpt('default_availability_zone',
                default='nova',
                help='The availability zone of a host that is in no '

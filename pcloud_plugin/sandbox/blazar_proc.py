@@ -82,6 +82,7 @@ def _write_conf(spec, run_dir):
         # waiting leases and the reconciler run often.
         'pcloud_host': {'live_migrate_others': True, 'retry_interval': 5},
         'pcloud_placement': _service_auth(spec),
+        'pcloud_instance': {'cleanup_interval': 5},
     })
 
 

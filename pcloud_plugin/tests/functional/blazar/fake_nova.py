@@ -57,6 +57,7 @@ class FakeNova:
             'add_host': self._aggregate_add, 'delete': self._aggregate_delete,
             'remove_host': self._aggregate_remove})
         self.server_groups = _Manager(self, 'server_groups', {
+            'list': lambda: list(self.group_objs.values()),
             'create': self._group_create, 'delete': self._group_delete})
         self.hypervisors = _Manager(self, 'hypervisors', {
             'get': self._hypervisor_get, 'search': self._hypervisor_search})

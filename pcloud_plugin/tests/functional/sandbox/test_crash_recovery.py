@@ -55,6 +55,12 @@ STEPS = {
     'lease-end': ('disable', 'remove', 'forget', 'left', 'aggregate',
                   'release', 'ended'),
 }
+# Those of a virtual:instance reservation's start and end.
+INSTANCE_STEPS = {
+    'lease-start': ('slots', 'aggregate', 'server-group', 'flavor',
+                    'active'),
+    'lease-end': ('release', 'remove', 'ended'),
+}
 CPU_RATIO = 4.0
 PATIENCE = 90
 
@@ -162,7 +168,10 @@ class CrashRecovery(base.TestCase):
             if problem is None:
                 return
             if time.monotonic() > deadline:
-                self.fail('%s: %s' % (what, problem))
+                with open(self.sandbox.log('blazar'), errors='replace') as f:
+                    log = [line for line in f if 'pcloud' in line][-40:]
+                self.fail('%s: %s\nLast lines of Blazar\'s log about us:\n%s'
+                          % (what, problem, ''.join(log)))
             time.sleep(0.5)
 
     # -- what whole means -------------------------------------------------
@@ -290,6 +299,19 @@ class CrashRecovery(base.TestCase):
         self.addCleanup(self._delete_lease, lease['id'])
         return lease['id']
 
+    def _instance_lease(self):
+        """An IMMEDIATE virtual:instance lease of one anti-affine slot."""
+        end = (datetime.datetime.utcnow() + datetime.timedelta(hours=2))
+        lease = self.demo._request('POST', '/leases', {
+            'name': 'crash-slots', 'start_date': 'now', 'events': [],
+            'end_date': end.strftime('%Y-%m-%d %H:%M'),
+            'reservations': [{
+                'resource_type': 'virtual:instance', 'amount': 1,
+                'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+                'affinity': False, 'resource_properties': ''}]})['lease']
+        self.addCleanup(self._delete_lease, lease['id'])
+        return lease['id']
+
     def _delete_lease(self, lease_id):
         try:
             self.demo._request('DELETE', '/leases/%s' % lease_id)
@@ -324,22 +346,65 @@ class CrashRecovery(base.TestCase):
             return None
         return state
 
-    def _lease_operation(self, operation):
+    def _slots_problem(self, lease_id, expect):
+        """As _lease_problem, for a virtual:instance lease: its flavor,
+
+        aggregate, server group and Placement slots exist exactly while
+        it is ACTIVE.
+        """
+        status = self._lease_status(lease_id)
+        (rid,), = self._sql(self.blazar_db, 'SELECT id FROM reservations '
+                            'WHERE lease_id = :lease', lease=lease_id)
+        name = 'reservation:%s' % rid
+        flavors = [f.id for f in self.nova.flavors.list(is_public=None)
+                   if f.id == rid]
+        aggregates = [a.id for a in self.nova.aggregates.list()
+                      if a.name == name]
+        groups = [g.id for g in self.nova.server_groups.list(
+            all_projects=True) if g.name == name]
+        found = self.placement.get(
+            '/resource_providers?resources=CUSTOM_RESERVATION_%s:1'
+            % rid.upper().replace('-', '_'), raise_exc=False)
+        # 400: no such class (any more).
+        slots = (found.json()['resource_providers']
+                 if found.status_code == 200 else [])
+        intents = self._sql(self.ledger, 'SELECT operation FROM '
+                            'pcloud_intents')
+        state = {'status': status, 'flavor': flavors,
+                 'aggregate': aggregates, 'server group': groups,
+                 'slots': len(slots), 'intents': intents}
+        made = status == 'ACTIVE'
+        if (status in expect and not intents and all(
+                bool(found) == made
+                for found in (flavors, aggregates, groups, slots))):
+            return None
+        return state
+
+    def _lease_operation(self, operation, slots=False):
+        create, problem, steps = (
+            (self._instance_lease, self._slots_problem, INSTANCE_STEPS)
+            if slots else (self._lease, self._lease_problem, STEPS))
         failures = []
-        for step in STEPS[operation]:
+        for step in steps[operation]:
             for fault in (UNREACHABLE, KILL):
                 where = '%s at %s, %s' % (fault, operation, step)
                 if operation == 'lease-start':
                     self._arm(operation, step, fault)
-                    lease_id = self._lease()
+                    lease_id = create()
                 else:
-                    lease_id = self._lease()
-                    self._wait('start', lambda: self._lease_problem(
+                    lease_id = create()
+                    self._wait('start', lambda: problem(
                         lease_id, ('ACTIVE',)))
                     self._arm(operation, step, fault)
                     self._end_now(lease_id)
                 self._wait('the fault to fire', lambda: None
                            if self._fired() else 'not fired')
+                if fault == UNREACHABLE:
+                    # Nova back only once the start or end has met the
+                    # outage and finished.
+                    self._wait('%s to finish' % where, lambda: None if (
+                        self._lease_status(lease_id) not in (
+                            'STARTING', 'TERMINATING')) else 'running')
                 self._after(fault)
                 # Killed: done again by Blazar. Unreachable: a failed start
                 # is an ERROR lease with nothing in Nova (after its last
@@ -350,8 +415,7 @@ class CrashRecovery(base.TestCase):
                 else:
                     expect = ('TERMINATED',)
                 try:
-                    self._wait(where, lambda: self._lease_problem(
-                        lease_id, expect))
+                    self._wait(where, lambda: problem(lease_id, expect))
                 except AssertionError as e:
                     failures.append(str(e))
                     return failures
@@ -369,6 +433,13 @@ class CrashRecovery(base.TestCase):
 
     def test_lease_end_interrupted_at_each_step(self):
         self.assertEqual([], self._lease_operation('lease-end'))
+
+    def test_instance_lease_start_interrupted_at_each_step(self):
+        self.assertEqual([], self._lease_operation('lease-start',
+                                                   slots=True))
+
+    def test_instance_lease_end_interrupted_at_each_step(self):
+        self.assertEqual([], self._lease_operation('lease-end', slots=True))
 
     def test_unreachable_nova_refuses_a_lease_with_nothing_left(self):
         self._arm('admission', 'reserve', UNREACHABLE)
