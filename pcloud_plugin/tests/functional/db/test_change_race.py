@@ -38,6 +38,7 @@ from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.db import galera
 
 PROCESSES = 6
 OPERATIONS = 300
@@ -67,14 +68,18 @@ def _window(rng):
             T_MID + datetime.timedelta(hours=rng.randint(1, 6)))
 
 
-def _racer(url, driver, worker, start_line, results):
-    """OPERATIONS random writes; reports what it holds at the end."""
+def _racer(urls, driver, worker, start_line, results):
+    """OPERATIONS random writes on one of ``urls`` (the nodes of a
+
+    multi-writer cluster); reports what it holds at the end.
+    """
     from pcloud_plugin import conf
     from pcloud_plugin.db import host_reservations as host_db
     from pcloud_plugin import exception
 
     conf.CONF([], project='pcloud')
-    conf.CONF.set_override('connection', url, group='pcloud_database')
+    conf.CONF.set_override('connection', urls[worker % len(urls)],
+                           group='pcloud_database')
     conf.CONF.set_override('claim_retries', 60, group='ledger')
     context = context_mod.get_admin_context()
     with db_api.get_engine().connect() as conn:
@@ -191,26 +196,32 @@ class _Observer(threading.Thread):
 class ChangeRace(base.TestCase):
     DRIVER = 'mysql'
 
-    def _race(self, level):
+    def _database(self):
+        """(URL of the test's ledger, [URL of each node to write on])."""
         database = base.scratch_database(self, self.DRIVER)
-        self.conf.set_override('connection', database.url,
-                               group='pcloud_database')
+        return database.url, [database.url]
+
+    def _race(self, level):
+        url, nodes = self._database()
+        self.conf.set_override('connection', url, group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
         for uuid in PROVIDER_UUIDS:
             db_api.create_provider(self.context, uuid, uuid)
             db_api.set_inventories(self.context, uuid,
                                    {'VCPU': Inventory(VCPU)})
 
-        url = _url_at(database.url, self.DRIVER, level)
+        urls = [_url_at(node, self.DRIVER, level) for node in nodes]
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
         start_line = spawn.Barrier(PROCESSES)
         workers = [spawn.Process(target=_racer, args=(
-            url, self.DRIVER, n, start_line, results))
+            urls, self.DRIVER, n, start_line, results))
             for n in range(PROCESSES)]
         for worker in workers:
             worker.start()
-        observer = _Observer(database.engine)
+        engine = sa.create_engine(url)
+        self.addCleanup(engine.dispose)
+        observer = _Observer(engine)
         observer.start()
         try:
             reports = base.reports_of(self, workers, results)
@@ -234,7 +245,7 @@ class ChangeRace(base.TestCase):
         self.assertIsNone(observer.overbooked)
         self.assertGreater(observer.reads, 0)
 
-        with database.engine.connect() as conn:
+        with engine.connect() as conn:
             rows = conn.execute(sa.text(
                 'SELECT a.consumer_id, p.uuid, a.start_time, a.end_time, '
                 'a.used FROM allocations a JOIN resource_providers p '
@@ -265,3 +276,32 @@ class ChangeRace(base.TestCase):
 
 class ChangeRacePostgreSQL(ChangeRace):
     DRIVER = 'postgresql'
+
+
+class ChangeRaceGalera(ChangeRace):
+    """The same race with its writers spread over the three nodes of a
+
+    Galera cluster, where a commit can fail certification.
+    """
+
+    # Galera keeps SERIALIZABLE to one node's transactions.
+    test_serializable = None
+
+    def _database(self):
+        self.nodes = galera.cluster(self).urls
+        return self.nodes[0], self.nodes
+
+    def _race(self, level):
+        super()._race(level)
+        # Commits did fail certification (or were aborted for one that
+        # passed it) on some node, and were run again.
+        conflicts = 0
+        for url in self.nodes:
+            engine = sa.create_engine(url)
+            with engine.connect() as conn:
+                for name in ('wsrep_local_cert_failures',
+                             'wsrep_local_bf_aborts'):
+                    conflicts += int(conn.exec_driver_sql(
+                        "SHOW STATUS LIKE '%s'" % name).fetchone()[1])
+            engine.dispose()
+        self.assertGreater(conflicts, 0)
