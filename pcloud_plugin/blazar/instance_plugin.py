@@ -66,6 +66,8 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'virtual:instance'
+# Placement's project of a hold whose lease has none recorded.
+HOLD_PROJECT = 'pcloud-reservations'
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
 _NONE = ('none', 'null', '')
@@ -486,6 +488,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         ctx = self._ctx()
         rc = row['resource_class']
         placement = self.placement()
+        # The hosts' own capacity first: refused if boots took it already.
+        self._hold(row)
         placement.ensure_class(rc)
         for slot in row['slots']:
             if slot['placed'] == slot['slots']:
@@ -496,6 +500,22 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                               slot['slots'])
             if row['aggregate_id']:
                 self._join(row['aggregate_id'], slot)
+
+    def _hold(self, row):
+        """Hold in Placement exactly what the ledger claimed for the
+
+        reservation (its hosts' capacity, shared storage included).
+        """
+        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
+        amounts = {uuid: dict(held) for uuid, held in
+                   claims['amounts'].items()}
+        for slot in row['slots']:
+            # Less one ticket per slot, which its boot takes (see resources).
+            memory = amounts.get(slot['host_uuid'], {})
+            if memory.get('MEMORY_MB'):
+                memory['MEMORY_MB'] -= slot['slots'] * resources.TICKET_MB
+        self.placement().hold(row['reservation_id'], amounts,
+                              row['project_id'] or HOLD_PROJECT)
 
     def _join(self, aggregate_id, slot):
         nova = self.nova()
@@ -509,6 +529,11 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         """
         before = {s['host_uuid']: s for s in row['slots']}
         placement = self.placement()
+        try:
+            self._hold(row)
+        except Exception:
+            LOG.exception('Could not put back what reservation %s holds',
+                          row['reservation_id'])
         for slot in grown:
             old = before.get(slot['host_uuid'])
             try:
@@ -548,6 +573,12 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             res_db.update(ctx, rid, server_group_id=row['server_group_id'])
         extra_specs = {'resources:%s' % row['resource_class']: '1',
                        resources.FLAVOR_EXTRA_SPEC: rid}
+        # The reservation's hold has the capacity: a boot takes a slot,
+        # and the ticket on its host (Nova schedules to the host a boot
+        # takes something from).
+        extra_specs.update(('resources:%s' % rc, '0')
+                           for rc in resources.SLOT_CLASSES)
+        extra_specs['resources:MEMORY_MB'] = str(resources.TICKET_MB)
         required, forbidden = slots_mod.parse_properties(
             row['resource_properties'])
         extra_specs.update(('trait:%s' % t, 'required') for t in required)
@@ -585,6 +616,12 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             steps.append((lambda: nova.delete_server_group(
                 row['server_group_id']), {'server_group_id': None}))
         gone = True
+        try:
+            placement.drop_hold(rid)
+        except Exception:
+            LOG.exception('Could not release the capacity reservation %s '
+                          'holds in Placement', rid)
+            gone = False
         for step, done in steps:
             try:
                 step()

@@ -23,6 +23,20 @@ inventory per slot on a child provider of each host it holds slots on
 does not know). The reserved flavor asks for one unit, so it lands only
 there, at most as many times as there are slots.
 
+The capacity behind the slots (VCPU, MEMORY_MB, DISK_GB of every slot,
+where the ledger claimed it: the hosts, a shared storage provider) is
+fenced in Placement itself: an allocation whose consumer is the
+reservation, the same amounts as its ledger claim, holds it from the
+start to the end, so no other boot, whatever the scheduler's filters, can
+take it (nova-compute leaves alone allocations of consumers that are not
+its instances). The reserved flavor asks for none of those classes but
+a *ticket* (``resources:VCPU=0``, ``resources:DISK_GB=0``,
+``resources:MEMORY_MB=1``): its boots use the slots, inside what the
+reservation holds. Nova places a boot only on a host it allocates from,
+and the slots are on a child provider, so each takes 1 MB of its host's
+memory, which the hold leaves free for it (one per slot; the fence leaks
+that much).
+
 Nova: that private flavor, with access for the lease's project; an
 aggregate of the hosts (metadata ``reservation=<id>``, matched by the
 flavor for AggregateInstanceExtraSpecsFilter); and a server group when
@@ -44,6 +58,12 @@ LOG = logging.getLogger(__name__)
 # reservation's class is closed while instances still hold units of it).
 PLACEMENT_MICROVERSION = '1.26'
 CHILD_PREFIX = 'pcloud_reservations_'
+# Who a reservation's hold allocation is for, to Placement (it asks).
+HOLD_USER = 'pcloud-reservation'
+# The classes a slot is made of, which the reservation's hold carries.
+SLOT_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+# MB of its host's memory each reserved boot takes, left out of the hold.
+TICKET_MB = 1
 _CHILD_NAMESPACE = uuid.UUID('6d0c3e0a-5e53-4c1b-9a0e-2f3c6b1d7a52')
 PCLOUD_TYPES = (pcloud_aggregates.TYPE_PCLOUD, pcloud_aggregates.TYPE_POOL)
 RESERVATION_KEY = 'reservation'
@@ -88,6 +108,20 @@ class PlacementSlots:
                                    method=method, url=url,
                                    body=response.text[:500])
         return response
+
+    def hold(self, consumer, amounts, project_id):
+        """Allocate ``amounts`` ({provider uuid: {class: n}}) to
+
+        ``consumer`` in Placement, replacing what it held. Refused
+        (PlacementFailure 409) when a provider has no such room left.
+        """
+        self._call('PUT', '/allocations/%s' % consumer, json={
+            'allocations': {host: {'resources': resources}
+                            for host, resources in amounts.items()},
+            'project_id': project_id, 'user_id': HOLD_USER})
+
+    def drop_hold(self, consumer):
+        self._call('DELETE', '/allocations/%s' % consumer, ok=(204, 404))
 
     def ensure_class(self, rc):
         self._call('PUT', '/resource_classes/%s' % rc)

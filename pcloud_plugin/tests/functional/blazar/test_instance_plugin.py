@@ -84,8 +84,18 @@ class LeaseAPITests(base.BlazarAPITestCase):
         self.assertEqual((2, 1024, 10), (flavor.vcpus, flavor.ram,
                                          flavor.disk))
         self.assertEqual({'resources:%s' % rc: '1',
+                          'resources:VCPU': '0', 'resources:MEMORY_MB': '1',
+                          'resources:DISK_GB': '0',
                           'aggregate_instance_extra_specs:reservation': rid},
                          flavor.extra_specs)
+        # What the ledger claimed is held in Placement, out of others'
+        # reach: cn2's VCPU and memory, the shared storage's disk.
+        held = self.placement.client.get(
+            '/allocations/%s' % rid, microversion='1.26').json()
+        # (A 1 MB ticket per slot stays free where a host's root has the
+        # memory; cn2's is on its NUMA children: none here.)
+        self.assertEqual(claims['amounts'], {
+            uuid: a['resources'] for uuid, a in held['allocations'].items()})
         aggregate = self.nova.aggregate_objs[shown['aggregate_id']]
         self.assertEqual((['cn2'], {'reservation': rid}),
                          (aggregate.hosts, aggregate.metadata))
@@ -100,6 +110,8 @@ class LeaseAPITests(base.BlazarAPITestCase):
         self.assertEqual(status.lease.TERMINATED,
                          self.end(lease['id'])['status'])
         self.assertIsNone(self.claims(rid))
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % rid).json()['allocations'])
         self.assertEqual({}, self.reservation_inventories(rc))
         self.assertEqual(404, self.placement.client.get(
             '/resource_classes/%s' % rc, raise_exc=False).status_code)

@@ -349,8 +349,8 @@ class CrashRecovery(base.TestCase):
     def _slots_problem(self, lease_id, expect):
         """As _lease_problem, for a virtual:instance lease: its flavor,
 
-        aggregate, server group and Placement slots exist exactly while
-        it is ACTIVE.
+        aggregate, server group, Placement slots and hold exist exactly
+        while it is ACTIVE.
         """
         status = self._lease_status(lease_id)
         (rid,), = self._sql(self.blazar_db, 'SELECT id FROM reservations '
@@ -368,15 +368,17 @@ class CrashRecovery(base.TestCase):
         # 400: no such class (any more).
         slots = (found.json()['resource_providers']
                  if found.status_code == 200 else [])
+        hold = self.placement.get('/allocations/%s' % rid).json()[
+            'allocations']
         intents = self._sql(self.ledger, 'SELECT operation FROM '
                             'pcloud_intents')
         state = {'status': status, 'flavor': flavors,
                  'aggregate': aggregates, 'server group': groups,
-                 'slots': len(slots), 'intents': intents}
+                 'slots': len(slots), 'hold': hold, 'intents': intents}
         made = status == 'ACTIVE'
         if (status in expect and not intents and all(
                 bool(found) == made
-                for found in (flavors, aggregates, groups, slots))):
+                for found in (flavors, aggregates, groups, slots, hold))):
             return None
         return state
 

@@ -1,0 +1,169 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""An ACTIVE virtual:instance reservation holds its capacity in the real
+
+cloud: in the sandbox (Nova's scheduler with the README's filters, real
+Placement), boots that are not the reservation's own cannot take it.
+
+Only compute1 serves plain boots and reservations here (the others are
+put in a host flavor pool, disabled); the reservation takes all of its
+free memory in two slots.
+"""
+
+import datetime
+import uuid
+
+from keystoneauth1 import adapter
+from novaclient import client as nova_client
+import sqlalchemy as sa
+
+from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import common
+from pcloud_plugin.sandbox import demo
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+HOST = 'compute1'
+SLOTS = 2
+
+
+class InstanceReservationFence(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        cloud = self.useFixture(fixture.SandboxFixture())
+        self.sandbox, self.cli = cloud.sandbox, cloud.cli
+        session = fixture.session(self.sandbox, 'admin')
+        self.nova = nova_client.Client('2.53', session=session)
+        self.placement = adapter.Adapter(session, service_type='placement',
+                                         default_microversion='1.26')
+        self.admin = pcloud_client.Client(session)
+        demo_session = fixture.session(self.sandbox, common.DEMO_USER)
+        self.demo = pcloud_client.Client(demo_session)
+        # A slot is half a host here: more than Nova's default quotas.
+        project = demo_session.get_project_id()
+        before = self.nova.quotas.get(project)
+        self.nova.quotas.update(project, ram=-1, cores=-1)
+        self.addCleanup(self.nova.quotas.update, project, ram=before.ram,
+                        cores=before.cores)
+        others = sorted(c['name'] for c in self.sandbox.computes
+                        if c['name'] != HOST)
+        # The others out of reach of plain boots and of reservations.
+        pool = 'fence-%s' % uuid.uuid4().hex[:6]
+        self.admin.create_host_flavor(pool, 1)
+        self.addCleanup(self.admin.delete_host_flavor, pool)
+        for name in others:
+            (service,) = self.nova.services.list(host=name,
+                                                 binary='nova-compute')
+            self.nova.services.disable(service.id)
+            self.addCleanup(self.nova.services.enable, service.id)
+            self.admin.add_pool_host(pool, name)
+            self.addCleanup(self.admin.remove_pool_host, pool, name)
+
+    def _free_memory(self):
+        (provider,) = self.placement.get(
+            '/resource_providers?name=%s' % HOST).json()[
+                'resource_providers']
+        inventory = self.placement.get(
+            '/resource_providers/%s/inventories' % provider['uuid']).json()[
+                'inventories']['MEMORY_MB']
+        used = self.placement.get(
+            '/resource_providers/%s/usages' % provider['uuid']).json()[
+                'usages'].get('MEMORY_MB', 0)
+        return int((inventory['total'] - inventory['reserved'])
+                   * inventory['allocation_ratio']) - used
+
+    def _boot(self, name, flavor, user):
+        server = self.cli.json('openstack', 'server', 'create', '--flavor',
+                               flavor, '--image', 'cirros', '--nic', 'none',
+                               name, user=user)
+        self.addCleanup(self._delete, server['id'], user)
+        found = self.cli.wait(
+            'server %s' % name, ('openstack', 'server', 'show',
+                                 server['id']),
+            lambda found: found['status'] in ('ACTIVE', 'ERROR'))
+        if found['status'] != 'ACTIVE':
+            with open(self.sandbox.log('nova'), errors='replace') as f:
+                log = [line[-300:] for line in f if 'Filter' in line
+                       or 'allocation_candidates' in line][-12:]
+            self.fail('%s: %s\n%s' % (name, found.get('fault'),
+                                      ''.join(log)))
+        self.assertEqual(HOST, found['OS-EXT-SRV-ATTR:host'])
+        return server
+
+    def _delete(self, server_id, user):
+        try:
+            self.cli.run('openstack', 'server', 'delete', '--wait',
+                         server_id, user=user)
+        except demo.CommandFailed as e:
+            if 'No Server found' not in str(e):
+                raise
+
+    def test_only_the_reserved_flavor_boots_into_what_a_lease_holds(self):
+        memory = self._free_memory() // SLOTS
+        end = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = self.demo._request('POST', '/leases', {
+            'name': 'fenced', 'start_date': 'now', 'events': [],
+            'end_date': end.strftime('%Y-%m-%d %H:%M'),
+            'reservations': [{
+                'resource_type': 'virtual:instance', 'amount': SLOTS,
+                'vcpus': 1, 'memory_mb': memory, 'disk_gb': 1,
+                'affinity': None, 'resource_properties': ''}]})['lease']
+        self.addCleanup(self.demo._request, 'DELETE',
+                        '/leases/%s' % lease['id'])
+        shown = self.cli.wait(
+            'the lease to start', ('openstack', 'reservation', 'lease',
+                                   'show', lease['id']),
+            lambda found: found['status'] in ('ACTIVE', 'ERROR'),
+            user=common.DEMO_USER)
+        self.assertEqual('ACTIVE', shown['status'])
+        # The reserved flavor's id is the reservation's.
+        flavor = self._reserved_flavor(lease['id'])
+
+        # Another project's plain boot, and the lessee's own: no room.
+        for user in (common.ALT_USER, common.DEMO_USER):
+            demo.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
+        # The reserved flavor: one boot per slot, then no more.
+        reserved = [self._boot('reserved-%d' % n, flavor, common.DEMO_USER)
+                    for n in range(SLOTS)]
+        demo.boot_fails(self.cli, 'reserved-extra', flavor,
+                        common.DEMO_USER)
+
+        # Once the lease has ended (its end made due now), the capacity
+        # is everyone's again.
+        for server in reserved:
+            self._delete(server['id'], common.DEMO_USER)
+        engine = sa.create_engine(self.sandbox.databases.urls['blazar'])
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sa.text(
+                "UPDATE events SET time = :now WHERE lease_id = :lease "
+                "AND event_type = 'end_lease'"),
+                {'now': datetime.datetime.utcnow(), 'lease': lease['id']})
+        self.cli.wait('the lease to end', (
+            'openstack', 'reservation', 'lease', 'show', lease['id']),
+            lambda found: found['status'] == 'TERMINATED',
+            user=common.DEMO_USER)
+        self._boot('plain-after', 'm1.tiny', common.ALT_USER)
+
+    def _reserved_flavor(self, lease_id):
+        engine = sa.create_engine(self.sandbox.databases.urls['blazar'])
+        try:
+            with engine.connect() as conn:
+                return conn.execute(sa.text(
+                    'SELECT id FROM reservations WHERE lease_id = :lease'),
+                    {'lease': lease_id}).scalar()
+        finally:
+            engine.dispose()
