@@ -222,7 +222,32 @@ def provision(spec, base):
     member(common.ALT_PROJECT, common.ALT_USER, 'member')
 
 
+def _one_writer_at_a_time():
+    """One of Keystone's write transactions at a time in this process.
+
+    Keystone writes a user's last_active_at at every login, in a
+    transaction that reads first: on SQLite, concurrent ones fail at once
+    with "database is locked" (SQLite does not wait to upgrade a read
+    lock while another writer waits). Nova's sandbox does the same with
+    its DatabaseWriteLock.
+    """
+    import contextlib
+    import threading
+
+    from keystone.common import sql
+
+    writing = threading.RLock()
+    session_for_write = sql.session_for_write
+
+    @contextlib.contextmanager
+    def one_at_a_time():
+        with writing, session_for_write() as session:
+            yield session
+    sql.session_for_write = one_at_a_time
+
+
 def start(spec):
+    _one_writer_at_a_time()
     run_dir = os.path.join(spec['state_dir'], 'keystone')
     resume = spec.get('resume') and os.path.exists(
         os.path.join(run_dir, 'keystone.db'))

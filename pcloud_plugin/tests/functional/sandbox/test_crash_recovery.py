@@ -313,21 +313,11 @@ class CrashRecovery(base.TestCase):
         return lease['id']
 
     def _delete_lease(self, lease_id):
-        try:
-            self.demo._request('DELETE', '/leases/%s' % lease_id)
-        except pcloud_client.PcloudError as e:
-            if e.code != 404:
-                raise
+        fixture.delete_lease(self.demo, lease_id)
 
     def _lease_status(self, lease_id):
         return self.demo._request('GET', '/leases/%s' % lease_id)[
             'lease']['status']
-
-    def _end_now(self, lease_id):
-        """Blazar's end event made due now (its dates go by minutes)."""
-        self._sql(self.blazar_db, "UPDATE events SET time = :now WHERE "
-                  "lease_id = :lease AND event_type = 'end_lease'",
-                  now=datetime.datetime.utcnow(), lease=lease_id)
 
     def _lease_problem(self, lease_id, expect):
         status = self._lease_status(lease_id)
@@ -398,7 +388,7 @@ class CrashRecovery(base.TestCase):
                     self._wait('start', lambda: problem(
                         lease_id, ('ACTIVE',)))
                     self._arm(operation, step, fault)
-                    self._end_now(lease_id)
+                    fixture.end_lease_now(self.sandbox, lease_id)
                 self._wait('the fault to fire', lambda: None
                            if self._fired() else 'not fired')
                 if fault == UNREACHABLE:

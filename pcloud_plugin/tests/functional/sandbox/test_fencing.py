@@ -39,6 +39,15 @@ HOST = 'compute1'
 SLOTS = 2
 
 
+def _delete_server(cli, server_id, user):
+    try:
+        cli.run('openstack', 'server', 'delete', '--wait', server_id,
+                user=user)
+    except demo.CommandFailed as e:
+        if 'No Server found' not in str(e):
+            raise
+
+
 class InstanceReservationFence(base.TestCase):
 
     def setUp(self):
@@ -104,12 +113,7 @@ class InstanceReservationFence(base.TestCase):
         return server
 
     def _delete(self, server_id, user):
-        try:
-            self.cli.run('openstack', 'server', 'delete', '--wait',
-                         server_id, user=user)
-        except demo.CommandFailed as e:
-            if 'No Server found' not in str(e):
-                raise
+        _delete_server(self.cli, server_id, user)
 
     def test_only_the_reserved_flavor_boots_into_what_a_lease_holds(self):
         memory = self._free_memory() // SLOTS
@@ -121,8 +125,7 @@ class InstanceReservationFence(base.TestCase):
                 'resource_type': 'virtual:instance', 'amount': SLOTS,
                 'vcpus': 1, 'memory_mb': memory, 'disk_gb': 1,
                 'affinity': None, 'resource_properties': ''}]})['lease']
-        self.addCleanup(self.demo._request, 'DELETE',
-                        '/leases/%s' % lease['id'])
+        self.addCleanup(fixture.delete_lease, self.demo, lease['id'])
         shown = self.cli.wait(
             'the lease to start', ('openstack', 'reservation', 'lease',
                                    'show', lease['id']),
@@ -145,13 +148,7 @@ class InstanceReservationFence(base.TestCase):
         # is everyone's again.
         for server in reserved:
             self._delete(server['id'], common.DEMO_USER)
-        engine = sa.create_engine(self.sandbox.databases.urls['blazar'])
-        self.addCleanup(engine.dispose)
-        with engine.begin() as conn:
-            conn.execute(sa.text(
-                "UPDATE events SET time = :now WHERE lease_id = :lease "
-                "AND event_type = 'end_lease'"),
-                {'now': datetime.datetime.utcnow(), 'lease': lease['id']})
+        fixture.end_lease_now(self.sandbox, lease['id'])
         self.cli.wait('the lease to end', (
             'openstack', 'reservation', 'lease', 'show', lease['id']),
             lambda found: found['status'] == 'TERMINATED',
@@ -167,3 +164,85 @@ class InstanceReservationFence(base.TestCase):
                     {'lease': lease_id}).scalar()
         finally:
             engine.dispose()
+
+
+class HostLeaseFence(base.TestCase):
+    """A pcloud:host lease's host, in the real cloud: only the pcloud's
+
+    boots land there while the lease is ACTIVE (the lessee's, with the
+    pcloud hint), none of another project or without the hint, and none
+    once the lease has ended.
+    """
+
+    def setUp(self):
+        super().setUp()
+        cloud = self.useFixture(fixture.SandboxFixture())
+        self.sandbox, self.cli = cloud.sandbox, cloud.cli
+        session = fixture.session(self.sandbox, 'admin')
+        self.nova = nova_client.Client('2.53', session=session)
+        self.admin = pcloud_client.Client(session)
+        self.demo = pcloud_client.Client(
+            fixture.session(self.sandbox, common.DEMO_USER))
+        self.host = sorted(c['name'] for c in self.sandbox.computes)[-1]
+        flavor = 'lease-%s' % uuid.uuid4().hex[:6]
+        (service,) = self.nova.services.list(host=self.host,
+                                             binary='nova-compute')
+        # As the README says an operator pools a host: out of service
+        # for plain boots first.
+        self.nova.services.disable(service.id)
+        self.addCleanup(self.nova.services.enable, service.id)
+        self.admin.create_host_flavor(flavor, 1)
+        self.addCleanup(self.admin.delete_host_flavor, flavor)
+        self.admin.add_pool_host(flavor, self.host)
+        self.addCleanup(self.admin.remove_pool_host, flavor, self.host)
+        self.nova.services.enable(service.id)
+        # The others out of service: a plain boot could go nowhere else.
+        for name in sorted(c['name'] for c in self.sandbox.computes):
+            if name != self.host:
+                (other,) = self.nova.services.list(host=name,
+                                                   binary='nova-compute')
+                self.nova.services.disable(other.id)
+                self.addCleanup(self.nova.services.enable, other.id)
+        self.pcloud = self.demo.create_pcloud('fenced-%s' % flavor)
+        self.addCleanup(self.demo.delete_pcloud, self.pcloud['id'])
+        self.flavor = flavor
+
+    def test_only_the_lessees_pcloud_boots_on_a_leased_host(self):
+        end = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = self.demo.create_host_lease(
+            'fenced-host', 'now', end.strftime('%Y-%m-%d %H:%M'),
+            {'amount': 1, 'host_flavor': self.flavor,
+             'pcloud_id': self.pcloud['id'], 'lease_type': 'IMMEDIATE'})
+        self.addCleanup(fixture.delete_lease, self.demo, lease['id'])
+        self.cli.wait('the lease to start', (
+            'openstack', 'reservation', 'lease', 'show', lease['id']),
+            lambda found: found['status'] == 'ACTIVE',
+            user=common.DEMO_USER)
+        hint = ('--hint', 'pcloud=%s' % self.pcloud['id'])
+
+        # The lessee, into its pcloud: on the leased host.
+        server = self.cli.json(
+            'openstack', 'server', 'create', '--flavor', 'm1.tiny',
+            '--image', 'cirros', '--nic', 'none', '--wait', *hint,
+            'in-lease', user=common.DEMO_USER)
+        self.addCleanup(_delete_server, self.cli, server['id'],
+                        common.DEMO_USER)
+        self.assertEqual(self.host, self.cli.json(
+            'openstack', 'server', 'show', server['id'])[
+                'OS-EXT-SRV-ATTR:host'])
+        # Another project, not authorized, with the hint; anyone without
+        # it (the leased host is the only one in service).
+        demo.boot_fails(self.cli, 'alt-in-lease', 'm1.tiny',
+                        common.ALT_USER, *hint)
+        for user in (common.ALT_USER, common.DEMO_USER):
+            demo.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
+
+        # Ended: the host has left the pcloud; the hint boots nowhere.
+        _delete_server(self.cli, server['id'], common.DEMO_USER)
+        fixture.end_lease_now(self.sandbox, lease['id'])
+        self.cli.wait('the lease to end', (
+            'openstack', 'reservation', 'lease', 'show', lease['id']),
+            lambda found: found['status'] == 'TERMINATED',
+            user=common.DEMO_USER)
+        demo.boot_fails(self.cli, 'after-lease', 'm1.tiny',
+                        common.DEMO_USER, *hint)
