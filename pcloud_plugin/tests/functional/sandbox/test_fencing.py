@@ -144,8 +144,8 @@ class InstanceReservationFence(base.TestCase):
         demo.boot_fails(self.cli, 'reserved-extra', flavor,
                         common.DEMO_USER)
 
-        # Once the lease has ended (its end made due now), the capacity
-        # is everyone's again.
+        # Once the lease has ended (its end made due now), Placement holds
+        # nothing for it: the capacity is everyone's again.
         for server in reserved:
             self._delete(server['id'], common.DEMO_USER)
         fixture.end_lease_now(self.sandbox, lease['id'])
@@ -153,7 +153,9 @@ class InstanceReservationFence(base.TestCase):
             'openstack', 'reservation', 'lease', 'show', lease['id']),
             lambda found: found['status'] == 'TERMINATED',
             user=common.DEMO_USER)
-        self._boot('plain-after', 'm1.tiny', common.ALT_USER)
+        self.assertEqual({}, self.placement.get(
+            '/allocations/%s' % flavor).json()['allocations'])
+        self.assertGreaterEqual(self._free_memory(), memory * SLOTS)
 
     def _reserved_flavor(self, lease_id):
         engine = sa.create_engine(self.sandbox.databases.urls['blazar'])
