@@ -928,15 +928,14 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         and releases. Runs at manager start and every retry_interval.
         """
         ctx = self._ctx()
-        timeout = CONF.pcloud.operation_timeout
+        older_than = intents.since(CONF.pcloud.operation_timeout)
         done = reconcile.recover_events(ctx, RESOURCE_TYPE,
                                         self._undo_failed_start,
-                                        self.notifier, timeout)
-        stale = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+                                        self.notifier, older_than)
         done.update(reconcile.recover(
             ctx, intents.interrupted(
                 ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
-                stale),
+                older_than),
             self.pclouds().recover, self.notifier, take=True))
         return done
 

@@ -57,6 +57,7 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import intents
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 from pcloud_plugin import faults
@@ -720,8 +721,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         nothing holds (see reconcile).
         """
         ctx = self._ctx()
-        reconcile.recover_events(ctx, RESOURCE_TYPE, self._undo_failed_start,
-                                 self.notifier, CONF.pcloud.operation_timeout)
+        reconcile.recover_events(
+            ctx, RESOURCE_TYPE, self._undo_failed_start, self.notifier,
+            intents.since(CONF.pcloud.operation_timeout))
         live = [row for row in res_db.list_reservations(ctx)
                 if row['state'] != res_db.ENDING]
         for row in reconcile.orphan_rows(live):

@@ -34,14 +34,12 @@ up where the dead one stopped).
 """
 
 import contextlib
-import datetime
 import re
 
 from blazar.db import api as blazar_db
 from blazar import status
 from oslo_log import log as logging
 from oslo_utils import excutils
-from oslo_utils import timeutils
 
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -157,24 +155,21 @@ def record_event(ctx, operation, reservation_id, lease_id, resource_type):
 
 
 def recover_events(ctx, resource_type, undo_failed_start, notifier,
-                   timeout):
+                   older_than):
     """Recover the lease starts and ends of ``resource_type`` (see
 
-    record_event): one whose process died (or that has run longer than
-    ``timeout`` seconds) is handed back to Blazar (run_again); after a
-    start that failed, ``undo_failed_start(intent)`` takes out of Nova
-    what it left, and returns what it did (as recover's handlers do).
+    record_event): one whose intent is abandoned (db.intents, with
+    ``older_than``) is handed back to Blazar (run_again); after a start
+    that failed, ``undo_failed_start(intent)`` takes out of Nova what it
+    left, and returns what it did (as recover's handlers do).
     """
-    stale = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
-
     def handle(intent):
         event = event_of(intent)
         if event is None or event['status'] in (status.event.DONE,
                                                 status.event.UNDONE):
             return None  # gone (sweep ends it), finished, or to run again
         if event['status'] == status.event.IN_PROGRESS:
-            if not (intents.owner_gone(intent['owner'])
-                    or intent['created_at'] < stale):
+            if not intents.abandoned(intent, older_than):
                 return KEEP
             run_again(intent, event)
             return ('its process died: Blazar runs the %s of lease %s '

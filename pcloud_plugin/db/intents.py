@@ -26,6 +26,7 @@ reconciler acts on it) and finishes or undoes the operation.
 """
 
 import contextlib
+import datetime
 import json
 import os
 import socket
@@ -140,14 +141,26 @@ def list_intents(context, operations=None):
         return [_as_dict(r) for r in session.execute(query).mappings()]
 
 
+def since(seconds):
+    """The moment ``seconds`` ago: intents older than it are abandoned."""
+    return timeutils.utcnow() - datetime.timedelta(seconds=seconds)
+
+
+def abandoned(intent, older_than):
+    """Whether an intent's process exited, or it began before
+
+    ``older_than`` (its process may be on another machine).
+    """
+    return owner_gone(intent['owner']) or intent['created_at'] < older_than
+
+
 def interrupted(context, operations, older_than):
     """The intents of ``operations`` whose operation no longer runs: it
 
-    raised, its process exited, or it began before ``older_than``.
+    raised, or it is abandoned.
     """
     return [i for i in list_intents(context, operations)
-            if i['failed'] or owner_gone(i['owner'])
-            or i['created_at'] < older_than]
+            if i['failed'] or abandoned(i, older_than)]
 
 
 @db_api.retry_on_deadlock

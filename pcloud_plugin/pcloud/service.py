@@ -765,16 +765,11 @@ class PcloudService(object):
                         reason='it still runs %d instance(s)'
                         % len(servers))
             # Else an earlier release stopped before forgetting the name.
-            intent = self.leases.begin(
-                RELEASE, '%s/%s' % (pcloud_id, name), pcloud_id=pcloud_id,
-                name=name, host=host, hostname=hostname)
-            try:
+            with self.leases.recorded(
+                    RELEASE, '%s/%s' % (pcloud_id, name), pcloud_id=pcloud_id,
+                    name=name, host=host, hostname=hostname):
                 self._hand_back(RELEASE, cloud, agg, view, host, hostname,
                                 name)
-            except Exception:
-                self.leases.end(intent, failed=True)
-                raise
-            self.leases.end(intent)
 
     def _hand_back(self, operation, cloud, agg, view, host, hostname, name):
         """Take a host out of a pcloud for good, each step safe to run

@@ -30,11 +30,14 @@ import tempfile
 import threading
 
 import fixtures
+from keystoneauth1 import adapter
 from keystoneauth1 import loading
 from keystoneauth1 import session as ks_session
+from novaclient import client as nova_client
 import sqlalchemy as sa
 
 from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import common
 
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.sandbox import supervisor
@@ -109,17 +112,52 @@ def session(sandbox, user):
     return ks_session.Session(auth=auth)
 
 
-def end_lease_now(sandbox, lease_id):
-    """Make a lease's end event due now (Blazar's dates go by minutes)."""
+class Clients(object):
+    """On a sandbox: the admin's Nova, Placement and Pcloud API clients,
+
+    and the demo member's Pcloud API client and session.
+    """
+
+    def __init__(self, sandbox):
+        admin = session(sandbox, 'admin')
+        self.nova = nova_client.Client('2.53', session=admin)
+        self.placement = adapter.Adapter(admin, service_type='placement',
+                                         default_microversion='1.26')
+        self.admin = pcloud_client.Client(admin)
+        self.demo_session = session(sandbox, common.DEMO_USER)
+        self.demo = pcloud_client.Client(self.demo_session)
+
+
+def out_of_service(test, nova, host):
+    """Disable a compute service for the length of ``test``."""
+    (service,) = nova.services.list(host=host, binary='nova-compute')
+    nova.services.disable(service.id)
+    test.addCleanup(nova.services.enable, service.id)
+    return service
+
+
+def _blazar_sql(sandbox, statement, **params):
+    """Run one statement on Blazar's database; its first column's value."""
     engine = sa.create_engine(sandbox.databases.urls['blazar'])
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text(
-                "UPDATE events SET time = :now WHERE lease_id = :lease "
-                "AND event_type = 'end_lease'"),
-                {'now': datetime.datetime.utcnow(), 'lease': lease_id})
+            result = conn.execute(sa.text(statement), params)
+            return result.scalar() if result.returns_rows else None
     finally:
         engine.dispose()
+
+
+def reservation_of(sandbox, lease_id):
+    """The id of a lease's (first) reservation, from Blazar's database."""
+    return _blazar_sql(sandbox, 'SELECT id FROM reservations WHERE '
+                       'lease_id = :lease', lease=lease_id)
+
+
+def end_lease_now(sandbox, lease_id):
+    """Make a lease's end event due now (Blazar's dates go by minutes)."""
+    _blazar_sql(sandbox, "UPDATE events SET time = :now WHERE lease_id = "
+                ":lease AND event_type = 'end_lease'",
+                now=datetime.datetime.utcnow(), lease=lease_id)
 
 
 def delete_lease(client, lease_id):

@@ -31,8 +31,6 @@ import json
 import os
 import time
 
-from keystoneauth1 import adapter
-from novaclient import client as nova_client
 import sqlalchemy as sa
 
 from pcloud_plugin import faults
@@ -72,25 +70,13 @@ class CrashRecovery(base.TestCase):
         self.sandbox = self.useFixture(fixture.SandboxFixture()).sandbox
         if not self.sandbox.faults_file:
             self.skipTest('the sandbox runs without the fault hook')
-        self.admin_session = fixture.session(self.sandbox, 'admin')
-        self.admin = pcloud_client.Client(self.admin_session)
-        self.demo = pcloud_client.Client(
-            fixture.session(self.sandbox, common.DEMO_USER))
-        self.nova = nova_client.Client('2.53',
-                                       session=self.admin_session)
-        self.placement = adapter.Adapter(
-            self.admin_session, service_type='placement',
-            default_microversion='1.19')
+        clients = fixture.Clients(self.sandbox)
+        self.admin, self.demo = clients.admin, clients.demo
+        self.nova, self.placement = clients.nova, clients.placement
         self.ledger = sa.create_engine(self.sandbox.databases.urls['ledger'])
-        self.blazar_db = sa.create_engine(
-            self.sandbox.databases.urls['blazar'])
         self.addCleanup(self.ledger.dispose)
-        self.addCleanup(self.blazar_db.dispose)
         self._clear_faults()
-        (service,) = self.nova.services.list(host=HOST,
-                                             binary='nova-compute')
-        self.nova.services.disable(service.id)
-        self.addCleanup(self.nova.services.enable, service.id)
+        fixture.out_of_service(self, self.nova, HOST)
         self.admin.create_host_flavor(FLAVOR, 1)
         self.addCleanup(self.admin.delete_host_flavor, FLAVOR)
         self.admin.add_pool_host(FLAVOR, HOST)
@@ -343,8 +329,7 @@ class CrashRecovery(base.TestCase):
         while it is ACTIVE.
         """
         status = self._lease_status(lease_id)
-        (rid,), = self._sql(self.blazar_db, 'SELECT id FROM reservations '
-                            'WHERE lease_id = :lease', lease=lease_id)
+        rid = fixture.reservation_of(self.sandbox, lease_id)
         name = 'reservation:%s' % rid
         flavors = [f.id for f in self.nova.flavors.list(is_public=None)
                    if f.id == rid]
@@ -411,9 +396,7 @@ class CrashRecovery(base.TestCase):
                 except AssertionError as e:
                     failures.append(str(e))
                     return failures
-                (rid,), = self._sql(self.blazar_db, 'SELECT id FROM '
-                                    'reservations WHERE lease_id = :l',
-                                    l=lease_id)
+                rid = fixture.reservation_of(self.sandbox, lease_id)
                 self._delete_lease(lease_id)
                 self._wait('its claim released', lambda: self._sql(
                     self.ledger, 'SELECT id FROM allocations WHERE '
@@ -450,8 +433,7 @@ class CrashRecovery(base.TestCase):
         e = self.assertRaises(
             pcloud_client.PcloudError, self.demo._request, 'PUT',
             '/leases/%s' % lease_id, {'reservations': [{
-                'id': self._sql(self.blazar_db, 'SELECT id FROM reservations'
-                                ' WHERE lease_id = :l', l=lease_id)[0][0],
+                'id': fixture.reservation_of(self.sandbox, lease_id),
                 'amount': 2}]})
         self.assertEqual(409, e.code, e)
         self.assertIn('cannot be reached', str(e))

@@ -25,11 +25,6 @@ free memory in two slots.
 import datetime
 import uuid
 
-from keystoneauth1 import adapter
-from novaclient import client as nova_client
-import sqlalchemy as sa
-
-from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.tests import base
@@ -48,21 +43,25 @@ def _delete_server(cli, server_id, user):
             raise
 
 
-class InstanceReservationFence(base.TestCase):
+class _Fence(base.TestCase):
+    """The shared sandbox and its clients (fixture.Clients)."""
 
     def setUp(self):
         super().setUp()
         cloud = self.useFixture(fixture.SandboxFixture())
         self.sandbox, self.cli = cloud.sandbox, cloud.cli
-        session = fixture.session(self.sandbox, 'admin')
-        self.nova = nova_client.Client('2.53', session=session)
-        self.placement = adapter.Adapter(session, service_type='placement',
-                                         default_microversion='1.26')
-        self.admin = pcloud_client.Client(session)
-        demo_session = fixture.session(self.sandbox, common.DEMO_USER)
-        self.demo = pcloud_client.Client(demo_session)
+        self.clients = fixture.Clients(self.sandbox)
+        self.nova = self.clients.nova
+        self.admin, self.demo = self.clients.admin, self.clients.demo
+
+
+class InstanceReservationFence(_Fence):
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.clients.placement
         # A slot is half a host here: more than Nova's default quotas.
-        project = demo_session.get_project_id()
+        project = self.clients.demo_session.get_project_id()
         before = self.nova.quotas.get(project)
         self.nova.quotas.update(project, ram=-1, cores=-1)
         self.addCleanup(self.nova.quotas.update, project, ram=before.ram,
@@ -74,10 +73,7 @@ class InstanceReservationFence(base.TestCase):
         self.admin.create_host_flavor(pool, 1)
         self.addCleanup(self.admin.delete_host_flavor, pool)
         for name in others:
-            (service,) = self.nova.services.list(host=name,
-                                                 binary='nova-compute')
-            self.nova.services.disable(service.id)
-            self.addCleanup(self.nova.services.enable, service.id)
+            fixture.out_of_service(self, self.nova, name)
             self.admin.add_pool_host(pool, name)
             self.addCleanup(self.admin.remove_pool_host, pool, name)
 
@@ -133,7 +129,7 @@ class InstanceReservationFence(base.TestCase):
             user=common.DEMO_USER)
         self.assertEqual('ACTIVE', shown['status'])
         # The reserved flavor's id is the reservation's.
-        flavor = self._reserved_flavor(lease['id'])
+        flavor = fixture.reservation_of(self.sandbox, lease['id'])
 
         # Another project's plain boot, and the lessee's own: no room.
         for user in (common.ALT_USER, common.DEMO_USER):
@@ -157,18 +153,8 @@ class InstanceReservationFence(base.TestCase):
             '/allocations/%s' % flavor).json()['allocations'])
         self.assertGreaterEqual(self._free_memory(), memory * SLOTS)
 
-    def _reserved_flavor(self, lease_id):
-        engine = sa.create_engine(self.sandbox.databases.urls['blazar'])
-        try:
-            with engine.connect() as conn:
-                return conn.execute(sa.text(
-                    'SELECT id FROM reservations WHERE lease_id = :lease'),
-                    {'lease': lease_id}).scalar()
-        finally:
-            engine.dispose()
 
-
-class HostLeaseFence(base.TestCase):
+class HostLeaseFence(_Fence):
     """A pcloud:host lease's host, in the real cloud: only the pcloud's
 
     boots land there while the lease is ACTIVE (the lessee's, with the
@@ -178,21 +164,11 @@ class HostLeaseFence(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        cloud = self.useFixture(fixture.SandboxFixture())
-        self.sandbox, self.cli = cloud.sandbox, cloud.cli
-        session = fixture.session(self.sandbox, 'admin')
-        self.nova = nova_client.Client('2.53', session=session)
-        self.admin = pcloud_client.Client(session)
-        self.demo = pcloud_client.Client(
-            fixture.session(self.sandbox, common.DEMO_USER))
         self.host = sorted(c['name'] for c in self.sandbox.computes)[-1]
         flavor = 'lease-%s' % uuid.uuid4().hex[:6]
-        (service,) = self.nova.services.list(host=self.host,
-                                             binary='nova-compute')
         # As the README says an operator pools a host: out of service
         # for plain boots first.
-        self.nova.services.disable(service.id)
-        self.addCleanup(self.nova.services.enable, service.id)
+        service = fixture.out_of_service(self, self.nova, self.host)
         self.admin.create_host_flavor(flavor, 1)
         self.addCleanup(self.admin.delete_host_flavor, flavor)
         self.admin.add_pool_host(flavor, self.host)
@@ -201,10 +177,7 @@ class HostLeaseFence(base.TestCase):
         # The others out of service: a plain boot could go nowhere else.
         for name in sorted(c['name'] for c in self.sandbox.computes):
             if name != self.host:
-                (other,) = self.nova.services.list(host=name,
-                                                   binary='nova-compute')
-                self.nova.services.disable(other.id)
-                self.addCleanup(self.nova.services.enable, other.id)
+                fixture.out_of_service(self, self.nova, name)
         self.pcloud = self.demo.create_pcloud('fenced-%s' % flavor)
         self.addCleanup(self.demo.delete_pcloud, self.pcloud['id'])
         self.flavor = flavor
