@@ -28,7 +28,8 @@ and start/end events. Ours runs on the ledger (SQLite), where they are
 claims; it also writes its display row in Blazar's database, as in
 production. Stubbed in both: every Nova and Placement call (upstream makes
 its flavor, server group, aggregate and resource class at admission; ours
-looks up pcloud aggregates in Nova), so only the plugins are measured.
+looks up pcloud aggregates in Nova and writes the hosts' promises to
+Placement), so only the plugins are measured.
 """
 
 import datetime
@@ -238,6 +239,12 @@ def _our_plugin():
     nova = mock.Mock(spec=resources.NovaObjects)
     nova.pcloud_exclusions.return_value = (set(), set())
     plugin._nova = nova
+    # Placement answers at once: what is timed is our side of the promise
+    # (its ledger read and arithmetic), not Placement's HTTP.
+    placement = mock.Mock(spec=resources.PlacementSlots)
+    placement.allocations_of.return_value = (None, {})
+    placement.write_allocations.return_value = True
+    plugin._placement = placement
     return plugin
 
 

@@ -48,6 +48,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
+from pcloud_plugin.blazar import promises
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
@@ -67,8 +68,6 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'virtual:instance'
-# Placement's project of a hold whose lease has none recorded.
-HOLD_PROJECT = 'pcloud-reservations'
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
 _NONE = ('none', 'null', '')
@@ -149,6 +148,26 @@ def _grown_slots(slots, extra, forest):
     return [grown[h] for h in sorted(grown)]
 
 
+def _left_over(claims, slots, running, forest):
+    """What of a claim the instances still running use: per provider, its
+
+    share for the slots of its host that still run one (shared providers:
+    of all slots), rounded up. {} when none runs.
+    """
+    if not claims or not running:
+        return {}
+    count = {s['host_uuid']: s['slots'] for s in slots}
+    everywhere = (sum(running.values()), sum(count.values()))
+    left = {}
+    for rp, amounts in claims['amounts'].items():
+        root = forest[rp].root_uuid if rp in forest.providers else None
+        used, of = ((running.get(root, 0), count[root]) if root in count
+                    else everywhere)
+        if used:
+            left[rp] = {rc: -(-n * used // of) for rc, n in amounts.items()}
+    return left
+
+
 def _expand(hosts):
     """Host uuids, one per slot, as Blazar's own plugin lists them."""
     return [h for h, n in sorted(hosts.items()) for _ in range(n)]
@@ -184,6 +203,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             self._placement = resources.PlacementSlots(
                 placement_client.get_adapter())
         return self._placement
+
+    def promises(self):
+        return promises.Promises(self.placement(), self._ctx())
 
     @staticmethod
     def _ctx():
@@ -300,16 +322,40 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
         leases win the race for the capacity a plan was made on.
         """
-        last = None
+        last, avoid = None, set()
         for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
-            plan, forest = first or self._place(request, start, end)
+            try:
+                plan, forest = first or self._place(request, start, end,
+                                                    avoid_hosts=avoid)
+            except errors.CapacityRefused as e:
+                if isinstance(last, promises.NoRoomInPlacement):
+                    # The ledger's answer without the hosts Placement
+                    # refused, and why Placement did.
+                    raise errors.CapacityRefused('%s %s' % (e, last.message))
+                raise
             first = None
             try:
                 db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
-                return plan, forest
             except _LOST_RACE as e:
                 LOG.debug('Claim of %s lost a race: %s', consumer, e)
                 last = e
+                continue
+            try:
+                # Placement holds it from now on, unless instances that
+                # run outside reservations took it: then elsewhere.
+                self.promises().sync(plan.amounts)
+                return plan, forest
+            except promises.NoRoomInPlacement as e:
+                db_api.release(self._ctx(), consumer)
+                LOG.info('Placement has no room for %s: %s', consumer,
+                         e.message)
+                avoid.update(forest[rp].root_uuid for rp in e.kwargs['uuids']
+                             if rp in forest.providers)
+                last = e
+        if isinstance(last, promises.NoRoomInPlacement):
+            raise errors.CapacityRefused(
+                'Cannot reserve %s from %s to %s: %s'
+                % (request.describe(), start, end, last.message))
         raise self._refused(request, start, end, last)
 
     def reserve_resource(self, reservation_id, values):
@@ -383,14 +429,32 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
     def _update_pending(self, row, params, changed, start, end):
         rid = row['reservation_id']
         ctx = self._ctx()
+        held = db_api.get_claims(ctx, rid)
+        slots = self._claim_again(row, params, changed, start, end, held)
+        try:
+            self.promises().sync(set(held['amounts']) | set(
+                db_api.get_claims(ctx, rid)['amounts']))
+        except promises.NoRoomInPlacement as e:
+            db_api.change_claim(ctx, rid, amounts=held['amounts'],
+                                start=held['start'], end=held['end'])
+            raise errors.CapacityRefused(
+                'Cannot change reservation %s: %s' % (rid, e.message))
+        res_db.update(ctx, rid, slots=slots, start_time=start,
+                      end_time=end, **params)
+
+    def _claim_again(self, row, params, changed, start, end, held):
+        """Change the claim of a reservation not started yet; its new
+
+        slots (None: the same).
+        """
+        rid = row['reservation_id']
+        ctx = self._ctx()
         if not changed:
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
-                res_db.update(ctx, rid, start_time=start, end_time=end)
-                return
+                return None
             except _LOST_RACE:
                 pass  # the slots' hosts are busy then: place them anew
-        held = db_api.get_claims(ctx, rid)
         overlaps = held['start'] < end and (
             held['end'] is None or start < held['end'])
         request = self._slot_request(params)
@@ -404,7 +468,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             try:
                 db_api.change_claim(ctx, rid, amounts=plan.amounts,
                                     start=start, end=end)
-                break
+                return plan.slots(forest)
             except _LOST_RACE as e:
                 last = e
                 # Taking our own claim out of the peaks was optimistic
@@ -412,10 +476,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 short = e.kwargs.get('provider')
                 if short in forest.providers:
                     avoid.add(forest[short].root_uuid)
-        else:
-            raise self._refused(request, start, end, last)
-        res_db.update(ctx, rid, slots=plan.slots(forest), start_time=start,
-                      end_time=end, **params)
+        raise self._refused(request, start, end, last)
 
     def _update_active(self, row, params, changed, start, end):
         rid = row['reservation_id']
@@ -437,6 +498,14 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
             except _LOST_RACE as e:
+                raise errors.CapacityRefused(
+                    'Cannot move reservation %s to end at %s: %s'
+                    % (rid, end, e.message))
+            try:
+                self._hold(dict(row, end_time=end))
+            except promises.NoRoomInPlacement as e:
+                db_api.change_claim(ctx, rid, start=held['start'],
+                                    end=held['end'])
                 raise errors.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
@@ -502,21 +571,33 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             if row['aggregate_id']:
                 self._join(row['aggregate_id'], slot)
 
-    def _hold(self, row):
-        """Hold in Placement exactly what the ledger claimed for the
+    def _hold(self, row, amounts=None, end=None):
+        """Hold in Placement what the ledger claimed for the reservation
 
-        reservation (its hosts' capacity, shared storage included).
+        (its hosts' capacity, shared storage included; ``amounts``, e.g.
+        what instances use after the end, open-ended) and write the
+        promises of those providers with it (blazar.promises).
         """
-        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
-        amounts = {uuid: dict(held) for uuid, held in
-                   claims['amounts'].items()}
+        if amounts is None:
+            amounts = db_api.get_claims(self._ctx(),
+                                        row['reservation_id'])['amounts']
+            end = row['end_time']
+        amounts = {uuid: dict(held) for uuid, held in amounts.items()}
         for slot in row['slots']:
             # Less one ticket per slot, which its boot takes (see resources).
             memory = amounts.get(slot['host_uuid'], {})
             if memory.get('MEMORY_MB'):
                 memory['MEMORY_MB'] -= slot['slots'] * resources.TICKET_MB
-        self.placement().hold(row['reservation_id'], amounts,
-                              row['project_id'] or HOLD_PROJECT)
+        self.promises().sync((), holds={row['reservation_id']: (
+            amounts, end)}, project_id=row['project_id'])
+
+    def _drop_hold(self, row, providers=()):
+        """No hold any more; the promises of its providers written again
+
+        (a claim still in the ledger is promised again).
+        """
+        self.promises().sync(providers, holds={
+            row['reservation_id']: ({}, None)})
 
     def _join(self, aggregate_id, slot):
         nova = self.nova()
@@ -617,12 +698,6 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             steps.append((lambda: nova.delete_server_group(
                 row['server_group_id']), {'server_group_id': None}))
         gone = True
-        try:
-            placement.drop_hold(rid)
-        except Exception:
-            LOG.exception('Could not release the capacity reservation %s '
-                          'holds in Placement', rid)
-            gone = False
         for step, done in steps:
             try:
                 step()
@@ -661,6 +736,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             try:
+                self._drop_hold(row, db_api.get_claims(ctx, rid)['amounts'])
                 self._remove_objects(res_db.get(ctx, rid))
             except Exception:
                 LOG.exception('Could not undo reservation %s; its end or '
@@ -695,15 +771,48 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
     def _finish(self, row):
         """Release the capacity and remove the objects; what cannot be
 
-        removed yet is left for sweep() to retry.
+        removed yet is left for sweep() to retry. Instances booted into
+        the reservation keep running (seeds/001): what they use stays
+        claimed, open-ended, and held in Placement until they are gone.
         """
         ctx = self._ctx()
         rid = row['reservation_id']
         faults.step(reconcile.LEASE_END, 'release')
-        db_api.release(ctx, rid)
+        claims = db_api.get_claims(ctx, rid)
+        providers = set(claims['amounts']) if claims else set()
+        running = self._running(row)
+        left = _left_over(claims, row['slots'], running,
+                          db_api.load_forest(ctx) if running else None)
+        if left:
+            still = dict(row, slots=[dict(s, slots=running[s['host_uuid']])
+                                     for s in row['slots']
+                                     if running.get(s['host_uuid'])])
+            try:
+                db_api.change_claim(ctx, rid, amounts=left,
+                                    start=timeutils.utcnow().replace(
+                                        microsecond=0), open_end=True)
+            except _LOST_RACE as e:
+                # Booked for someone else after the end: Placement's hold
+                # still keeps the host from being overcommitted.
+                LOG.warning('Instances of ended reservation %s still use '
+                            'capacity promised to other reservations: %s',
+                            rid, e.message)
+                db_api.release(ctx, rid)
+        else:
+            db_api.release(ctx, rid)
+        gone = not left
+        try:
+            if left:
+                self._hold(still, left)
+            else:
+                self._drop_hold(row, providers)
+        except Exception:
+            LOG.exception('Could not update what reservation %s holds in '
+                          'Placement; it will be retried', rid)
+            gone = False
         try:
             faults.step(reconcile.LEASE_END, 'remove')
-            gone = self._remove_objects(row)
+            gone = self._remove_objects(row) and gone
         except Exception:
             LOG.exception('Clean-up of reservation %s failed; it will be '
                           'retried', rid)
@@ -712,7 +821,24 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         if gone:
             res_db.delete(ctx, rid)
         else:
-            res_db.update(ctx, rid, state=res_db.ENDING)
+            res_db.update(ctx, rid, state=res_db.ENDING,
+                          slots=still['slots'] if left else None)
+        return gone
+
+    def _running(self, row):
+        """{host uuid: instances booted into the reservation running
+
+        there}, from Placement's usage of its class.
+        """
+        placement = self.placement()
+        running = {}
+        for slot in row['slots']:
+            if slot['placed']:
+                n = placement.slots_in_use(slot['host_uuid'],
+                                           row['resource_class'])
+                if n:
+                    running[slot['host_uuid']] = n
+        return running
 
     def sweep(self):
         """Retry the clean-up of ended reservations that left objects;
@@ -733,8 +859,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         reconcile.release_orphan_claims(ctx)
         for row in res_db.list_reservations(ctx, state=res_db.ENDING):
             try:
-                if self._remove_objects(row):
-                    res_db.delete(ctx, row['reservation_id'])
+                if self._finish(row):
                     LOG.info('Finished cleaning up reservation %s',
                              row['reservation_id'])
             except Exception:
@@ -752,6 +877,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             return None
         if row['state'] == res_db.ACTIVE:
             return None
+        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
+        self._drop_hold(row, claims['amounts'] if claims else ())
         if not self._remove_objects(row):
             return reconcile.KEEP
         return 'its flavor, aggregate and slots are gone after it failed'

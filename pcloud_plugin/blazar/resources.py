@@ -43,6 +43,7 @@ flavor for AggregateInstanceExtraSpecsFilter); and a server group when
 affinity is true or false.
 """
 
+import re
 import uuid
 
 from novaclient import api_versions
@@ -57,9 +58,15 @@ LOG = logging.getLogger(__name__)
 # 1.26: an inventory may reserve all of its total (how an ended
 # reservation's class is closed while instances still hold units of it).
 PLACEMENT_MICROVERSION = '1.26'
+# 1.28: consumer generations, so writers of one consumer never undo each
+# other (blazar.promises).
+GENERATIONS_MICROVERSION = '1.28'
+CONCURRENT_UPDATE = 'placement.concurrent_update'
 CHILD_PREFIX = 'pcloud_reservations_'
-# Who a reservation's hold allocation is for, to Placement (it asks).
+# Who holds and promises are for, to Placement (it asks).
 HOLD_USER = 'pcloud-reservation'
+# Placement's project of promises, and of holds whose lease has none.
+HOLD_PROJECT = 'pcloud-reservations'
 # The classes a slot is made of, which the reservation's hold carries.
 SLOT_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 # MB of its host's memory each reserved boot takes, left out of the hold.
@@ -69,12 +76,19 @@ PCLOUD_TYPES = (pcloud_aggregates.TYPE_PCLOUD, pcloud_aggregates.TYPE_POOL)
 RESERVATION_KEY = 'reservation'
 FLAVOR_EXTRA_SPEC = 'aggregate_instance_extra_specs:' + RESERVATION_KEY
 _RETRIES = 10
+_UUID_RE = re.compile(
+    r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
 
 
 class PlacementFailure(exception.PcloudException):
     msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
                '%(body)s')
     code = 502
+
+
+def providers_named(failure):
+    """The provider uuids a Placement refusal names."""
+    return set(_UUID_RE.findall(failure.kwargs.get('body', '')))
 
 
 def resource_class(reservation_id):
@@ -99,9 +113,10 @@ class PlacementSlots:
     def __init__(self, adapter):
         self.adapter = adapter
 
-    def _call(self, method, url, json=None, ok=(200, 201, 204)):
+    def _call(self, method, url, json=None, ok=(200, 201, 204),
+              microversion=PLACEMENT_MICROVERSION):
         response = self.adapter.request(
-            url, method, json=json, microversion=PLACEMENT_MICROVERSION,
+            url, method, json=json, microversion=microversion,
             raise_exc=False)
         if response.status_code not in ok:
             raise PlacementFailure(status=response.status_code,
@@ -109,19 +124,39 @@ class PlacementSlots:
                                    body=response.text[:500])
         return response
 
-    def hold(self, consumer, amounts, project_id):
-        """Allocate ``amounts`` ({provider uuid: {class: n}}) to
+    def allocations_of(self, consumer):
+        """(consumer generation or None, {provider: {class: n}})."""
+        body = self._call('GET', '/allocations/%s' % consumer,
+                          microversion=GENERATIONS_MICROVERSION).json()
+        return body.get('consumer_generation'), {
+            rp: dict(held['resources'])
+            for rp, held in body['allocations'].items()}
 
-        ``consumer`` in Placement, replacing what it held. Refused
-        (PlacementFailure 409) when a provider has no such room left.
+    def write_allocations(self, writes):
+        """Replace the allocations of several consumers at once.
+
+        :param writes: {consumer: (generation, {provider: {class: n}},
+            project id)}; empty amounts remove the consumer's
+        False when a generation moved (read again); PlacementFailure when
+        refused, 409 when a provider has no room.
         """
-        self._call('PUT', '/allocations/%s' % consumer, json={
-            'allocations': {host: {'resources': resources}
-                            for host, resources in amounts.items()},
-            'project_id': project_id, 'user_id': HOLD_USER})
-
-    def drop_hold(self, consumer):
-        self._call('DELETE', '/allocations/%s' % consumer, ok=(204, 404))
+        body = {consumer: {
+            'allocations': {rp: {'resources': amounts}
+                            for rp, amounts in allocations.items()},
+            'consumer_generation': generation,
+            'project_id': project_id, 'user_id': HOLD_USER}
+            for consumer, (generation, allocations, project_id)
+            in writes.items()}
+        response = self._call('POST', '/allocations', json=body,
+                              ok=(204, 409),
+                              microversion=GENERATIONS_MICROVERSION)
+        if response.status_code == 204:
+            return True
+        codes = {e.get('code') for e in response.json().get('errors', [])}
+        if codes == {CONCURRENT_UPDATE}:
+            return False
+        raise PlacementFailure(status=409, method='POST', url='/allocations',
+                               body=response.text[:500])
 
     def ensure_class(self, rc):
         self._call('PUT', '/resource_classes/%s' % rc)
@@ -195,6 +230,15 @@ class PlacementSlots:
                 self._close(child, rc)
                 return False
         return False
+
+    def slots_in_use(self, host_uuid, rc):
+        """How many of rc's units on the host boots hold."""
+        response = self._call(
+            'GET', '/resource_providers/%s/usages' % child_uuid(host_uuid),
+            ok=(200, 404))
+        if response.status_code == 404:
+            return 0
+        return response.json()['usages'].get(rc, 0)
 
     def _close(self, child, rc):
         url = '/resource_providers/%s/inventories/%s' % (child, rc)

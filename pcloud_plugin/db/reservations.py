@@ -34,6 +34,9 @@ _SLOT = models.InstanceReservationSlot.__table__
 _ALLOC = models.Allocation.__table__
 _RP = models.ResourceProvider.__table__
 _RC = models.ResourceClass.__table__
+_HOST_RES = models.HostReservation.__table__
+# The consumer prefix of a pcloud's own hosts (pcloud.leases.PERMANENT).
+WHOLE_HOST = 'pcloud-host:'
 
 RESERVED = 'reserved'
 ACTIVE = 'active'
@@ -200,3 +203,30 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
                   if provider_uuids is None or uuid in provider_uuids]
     return window_mod.UsageSteps(claims).between(
         window.start, window.stored_end)
+
+
+@db_api.retry_on_deadlock
+def claims_on(context, provider_uuids, after):
+    """[(provider uuid, class, start, end, used, consumer, state)]: the
+
+    ledger claims on these providers that end after ``after``, but for
+    whole hosts (host leases and pclouds' own hosts): what blazar.promises
+    fences in Placement. ``state`` is the instance reservation's, None
+    while its admission has not recorded it yet.
+    """
+    if not provider_uuids:
+        return []
+    query = (sa.select(_RP.c.uuid, _RC.c.name, _ALLOC.c.start_time,
+                       _ALLOC.c.end_time, _ALLOC.c.used,
+                       _ALLOC.c.consumer_id, _RES.c.state)
+             .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+             .outerjoin(_RES, _RES.c.reservation_id == _ALLOC.c.consumer_id)
+             .outerjoin(_HOST_RES,
+                        _HOST_RES.c.reservation_id == _ALLOC.c.consumer_id)
+             .where(_RP.c.uuid.in_(sorted(provider_uuids)),
+                    _ALLOC.c.end_time > after,
+                    _HOST_RES.c.reservation_id.is_(None),
+                    sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST))))
+    with db_api.reader(context) as session:
+        return [tuple(row) for row in session.execute(query)]

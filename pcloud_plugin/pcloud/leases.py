@@ -34,10 +34,11 @@ from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
+from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
-PERMANENT = 'pcloud-host:'
+PERMANENT = res_db.WHOLE_HOST
 # Longer than any allocation takes between its claim and Nova.
 STALE_CLAIM = datetime.timedelta(minutes=5)
 

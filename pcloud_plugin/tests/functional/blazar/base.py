@@ -128,6 +128,15 @@ class Notifications(fixtures.Fixture):
         return [p for t, p, _ in self.events if t == event_type]
 
 
+def use_placement(conf, url):
+    """Point [pcloud_placement] at a placement_service.PlacementService."""
+    conf.register_opts(ks_loading.get_auth_plugin_conf_options('admin_token'),
+                       group='pcloud_placement')
+    for name, value in (('auth_type', 'admin_token'), ('endpoint', url),
+                        ('token', 'admin')):
+        conf.set_override(name, value, group='pcloud_placement')
+
+
 class BlazarTestCase(base.LedgerTestCase):
     """Hosts in Placement (mirrored into the ledger):
 
@@ -155,13 +164,7 @@ class BlazarTestCase(base.LedgerTestCase):
 
         self.placement = self.useFixture(
             placement_service.PlacementService())
-        self.conf.register_opts(
-            ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group='pcloud_placement')
-        for name, value in (('auth_type', 'admin_token'),
-                            ('endpoint', self.placement.url),
-                            ('token', 'admin')):
-            self.conf.set_override(name, value, group='pcloud_placement')
+        use_placement(self.conf, self.placement.url)
         self.hosts = self._build_hosts()
         self.sync()
 

@@ -428,9 +428,22 @@ class FailureTests(base.BlazarTestCase):
         instance = '6c2b9f1e-3d4a-4b5c-8d7e-9f0a1b2c3d4e'
         self.placement.allocate(instance, {child: {rc: 1}})
 
+        claimed = self.claims(rid)['amounts']
         self.assertEqual(status.lease.TERMINATED,
                          self.end(lease['id'])['status'])
-        self.assertIsNone(self.claims(rid))
+        # What the instance uses stays claimed, from now on with no end,
+        # and held in Placement (less the ticket its boot holds).
+        left = self.claims(rid)
+        self.assertEqual(claimed, left['amounts'])
+        self.assertIsNone(left['end'])
+        held = self.placement.client.get(
+            '/allocations/%s' % rid).json()['allocations']
+        self.assertEqual(
+            {rp: {rc: n - (resources.TICKET_MB
+                           if (rp, rc) == (self.hosts[host], 'MEMORY_MB')
+                           else 0) for rc, n in amounts.items()}
+             for rp, amounts in claimed.items()},
+            {rp: a['resources'] for rp, a in held.items()})
         self.assertNotIn(rid, self.nova.flavor_objs)
         # The instance runs on; its slot is closed to any other.
         inventory = self.reservation_inventories(rc)[host]
@@ -440,6 +453,9 @@ class FailureTests(base.BlazarTestCase):
 
         self.placement.client.delete('/allocations/%s' % instance)
         self.plugin.sweep()
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % rid).json()['allocations'])
         self.assertEqual({}, self.reservation_inventories(rc))
         self.assertEqual(404, self.placement.client.get(
             '/resource_classes/%s' % rc, raise_exc=False).status_code)

@@ -31,10 +31,12 @@ from blazar.db.sqlalchemy import models as blazar_models
 from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 
+from pcloud_plugin.blazar import promises
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional import placement_service
 
 PROCESSES = 8
 HOSTS = 6
@@ -43,7 +45,8 @@ K = HOSTS * SLOTS_PER_HOST
 SLOT = {'vcpus': 1, 'memory_mb': 512, 'disk_gb': 5}
 
 
-def _manager_process(blazar_url, ledger_url, worker, base_time, results):
+def _manager_process(blazar_url, ledger_url, placement_url, worker,
+                     base_time, results):
     """One blazar-manager: leases until a one-slot lease is refused."""
     from unittest import mock
 
@@ -62,6 +65,7 @@ def _manager_process(blazar_url, ledger_url, worker, base_time, results):
     conf.CONF([], project='blazar', default_config_files=[])
     for group, opts in messaging_opts.list_opts():
         conf.CONF.register_opts(opts, group=group)
+    blazar_base.use_placement(conf.CONF, placement_url)
     for name, value, group in (
             ('connection', blazar_url, 'database'),
             ('connection', ledger_url, 'pcloud_database'),
@@ -69,7 +73,8 @@ def _manager_process(blazar_url, ledger_url, worker, base_time, results):
             ('transport_url', 'fake:/', None),
             ('driver', ['noop'], 'oslo_messaging_notifications'),
             ('claim_retries', 50, 'ledger'),
-            ('admission_retries', 50, 'pcloud_instance')):
+            ('admission_retries', 50, 'pcloud_instance'),
+            ('cleanup_interval', 0, 'pcloud_instance')):
         conf.CONF.set_override(name, value, group=group)
     blazar_notifier.init()
     mock.patch.object(nova_client, 'get_client',
@@ -141,20 +146,29 @@ class LeaseRace(base.TestCase):
         self.conf.set_override('connection', ledger.url,
                                group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
+        # Placement too: each admission writes what it promises there
+        # (blazar.promises), under Placement's consumer generations.
+        placement = self.useFixture(placement_service.PlacementService())
         per_slot = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+        hosts = []
         for i in range(HOSTS):
-            uuid = 'race-host-%02d' % i
-            db_api.create_provider(self.context, uuid, uuid)
+            name = 'race-host-%02d' % i
+            uuid = placement.create_provider(name)
+            placement.set_inventories(uuid, {
+                rc: {'total': n * SLOTS_PER_HOST}
+                for rc, n in per_slot.items()})
+            db_api.create_provider(self.context, uuid, name)
             db_api.set_inventories(self.context, uuid, {
                 rc: Inventory(n * SLOTS_PER_HOST)
                 for rc, n in per_slot.items()})
+            hosts.append(uuid)
 
         base_time = (datetime.datetime.utcnow() + datetime.timedelta(
             minutes=60)).replace(second=0, microsecond=0)
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
         workers = [spawn.Process(target=_manager_process, args=(
-            blazar.url, ledger.url, n, base_time, results))
+            blazar.url, ledger.url, placement.url, n, base_time, results))
             for n in range(PROCESSES)]
         began = time.monotonic()
         for worker in workers:
@@ -193,6 +207,14 @@ class LeaseRace(base.TestCase):
                 rc_claims, base_time, window_mod.FOREVER)
             self.assertEqual(per_slot[rc] * SLOTS_PER_HOST, peak,
                              '%s %s' % (uuid, rc))
+        # The last promise written on each host counts every claim: the
+        # host is promised whole (every window holds the same hour).
+        for uuid in hosts:
+            promised = placement.client.get('/allocations/%s' % (
+                promises.promise_consumer(uuid))).json()['allocations']
+            self.assertEqual(
+                {rc: n * SLOTS_PER_HOST for rc, n in per_slot.items()},
+                promised[uuid]['resources'])
         blazar_engine = sa.create_engine(blazar.url)
         self.addCleanup(blazar_engine.dispose)
         with blazar_engine.connect() as conn:

@@ -1,0 +1,175 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Placement holds what the ledger promised to virtual:instance slots.
+
+Placement knows no time: a boot takes its capacity from now on, for as
+long as it runs. So whatever the ledger has promised to instance
+reservations, now or later, must be out of reach of other boots in
+Placement from now on, or a boot today takes what a reservation starting
+tomorrow was promised. Two kinds of Placement consumers carry it:
+
+* a reservation's *hold* (consumer: the reservation id), while it is
+  active and, after its end, while instances booted into it still run:
+  its slots' VCPU, MEMORY_MB and DISK_GB, less the 1 MB ticket each of
+  its boots takes (see blazar.resources);
+* a provider's *promise* (consumer: a uuid derived from the provider's):
+  per class, the peak over every moment from now on of the instance
+  reservations' claims on it, less what their holds carry now. With it,
+  what boots outside reservations may take never exceeds the capacity
+  less that peak, which is exactly what keeps every promise.
+
+A promise only shrinks as time passes, so one that is stale holds too
+much, never too little; it is written again whenever a reservation is
+admitted, changed, started or ended. Each write reads the consumers'
+generations first and the ledger after, and writes every consumer
+concerned in one request under those generations (Placement's
+POST /allocations), so concurrent writers retry rather than undo each
+other, and starting a reservation moves its capacity from the promise to
+its hold without a moment where a boot could slip in between.
+"""
+
+import collections
+import uuid
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+
+_NAMESPACE = uuid.UUID('3f1f8b57-1c0e-4c8e-a8c4-2a7d4b9e51c1')
+# Reservations whose hold is in Placement (ENDING: instances still run).
+_HELD_STATES = (res_db.ACTIVE, res_db.ENDING)
+_RETRIES = 10
+
+
+class NoRoomInPlacement(exception.Conflict):
+    """Placement refused: boots outside reservations hold the capacity."""
+    msg_fmt = ('Placement has no room for it on %(providers)s: instances '
+               'running outside reservations use that capacity. '
+               '(%(detail)s)')
+
+
+def promise_consumer(provider_uuid):
+    """The Placement consumer of a provider's promise."""
+    return str(uuid.uuid5(_NAMESPACE, provider_uuid))
+
+
+def _peak(intervals):
+    """The highest sum of the [start, end) intervals' amounts at once."""
+    events = []
+    for start, end, used in intervals:
+        events.append((end, 0, -used))
+        events.append((start, 1, used))
+    # At one moment, what ends goes before what starts (half-open).
+    events.sort(key=lambda e: (e[0], e[1]))
+    peak = level = 0
+    for _moment, _kind, delta in events:
+        level += delta
+        peak = max(peak, level)
+    return peak
+
+
+def promised(claims, now, holds):
+    """{provider: {class: n}} each provider's promise must carry.
+
+    :param claims: res_db.claims_on rows
+    :param holds: {reservation id: ({provider: {class: n}}, end)} of the
+        holds being written (end None: open-ended), which stand for their
+        claims in the ledger; empty amounts: the hold is dropped, and its
+        claim, if any is left, is promised
+    """
+    spans = collections.defaultdict(list)
+    held = collections.Counter()
+    for rp, rc, start, end, used, rid, state in claims:
+        if rc not in resources.SLOT_CLASSES or (rid in holds
+                                                and holds[rid][0]):
+            continue
+        spans[rp, rc].append((max(start, now), end, used))
+        # A hold being dropped carries nothing: its claim is promised.
+        if (state in _HELD_STATES and start <= now
+                and rid not in holds):
+            held[rp, rc] += used
+    for amounts, end in holds.values():
+        for rp, resources_ in amounts.items():
+            for rc, used in resources_.items():
+                spans[rp, rc].append((now, end or window_mod.FOREVER, used))
+                held[rp, rc] += used
+    found = collections.defaultdict(dict)
+    for (rp, rc), intervals in spans.items():
+        extra = _peak(intervals) - held[rp, rc]
+        if extra > 0:
+            found[rp][rc] = extra
+    return dict(found)
+
+
+class Promises:
+    """Writes holds and promises to Placement (blazar.resources client)."""
+
+    def __init__(self, placement, context):
+        self.placement = placement
+        self.context = context
+
+    def sync(self, providers, holds=None, project_id=None):
+        """Write the promises of ``providers`` and the given holds.
+
+        :param holds: {reservation id: ({provider: {class: n}}, end)};
+            empty amounts drop a hold
+        :param project_id: Placement's project of the holds
+        Raises NoRoomInPlacement when Placement has no room for them.
+        """
+        holds = holds or {}
+        providers = set(providers)
+        for amounts, _end in holds.values():
+            providers.update(amounts)
+        consumers = {promise_consumer(rp): rp for rp in providers}
+        for _attempt in range(_RETRIES):
+            # Generations first, the ledger after: a write made between
+            # the two makes ours fail, and we read again.
+            current = {c: self.placement.allocations_of(c)
+                       for c in list(consumers) + list(holds)}
+            now = timeutils.utcnow().replace(microsecond=0)
+            wanted = promised(
+                res_db.claims_on(self.context, providers, now), now, holds)
+            writes = {}
+            for consumer, rp in consumers.items():
+                amounts = {rp: wanted[rp]} if rp in wanted else {}
+                if amounts != current[consumer][1]:
+                    writes[consumer] = (current[consumer][0], amounts,
+                                        resources.HOLD_PROJECT)
+            for rid, (amounts, _end) in holds.items():
+                amounts = {rp: r for rp, r in amounts.items() if r}
+                if amounts != current[rid][1]:
+                    writes[rid] = (current[rid][0], amounts,
+                                   project_id or resources.HOLD_PROJECT)
+            if not writes:
+                return
+            try:
+                if self.placement.write_allocations(writes):
+                    return
+            except resources.PlacementFailure as e:
+                if e.kwargs.get('status') == 409:
+                    named = resources.providers_named(e) & providers
+                    raise NoRoomInPlacement(
+                        providers=', '.join(sorted(named or providers)),
+                        uuids=named, detail=e.kwargs.get('body', ''))
+                raise
+            LOG.debug('Concurrent writer on %s; again', sorted(writes))
+        raise resources.PlacementFailure(
+            status=409, method='POST', url='/allocations',
+            body='gave up after %d generation conflicts' % _RETRIES)

@@ -1,0 +1,112 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What virtual:instance leases are promised is out of reach of other
+
+boots in real Placement (blazar.promises), before they start and while
+they run, and Placement's own usage counts at admission. Hosts as in
+base.BlazarTestCase: cn1 has 7680 MB for 7 slots of 1024 MB; cn2 two NUMA
+nodes of 4096 MB, 2 slots each.
+"""
+
+from blazar.manager import exceptions as mgr_exc
+from oslo_utils import uuidutils
+
+from pcloud_plugin.blazar import promises
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.tests.functional.blazar import base
+
+
+def _rid(lease):
+    (reservation,) = lease['reservations']
+    return reservation['id']
+
+
+class PromiseTests(base.BlazarTestCase):
+
+    def promise(self, host):
+        held = self.placement.client.get('/allocations/%s' % (
+            promises.promise_consumer(self.hosts[host]))).json()
+        return {rc: n for a in held['allocations'].values()
+                for rc, n in a['resources'].items()}
+
+    def boot(self, host, memory_mb):
+        """An on-demand boot's allocation, as Nova writes it: its status."""
+        return self.placement.client.put(
+            '/allocations/%s' % uuidutils.generate_uuid(), json={
+                'allocations': {self.hosts[host]: {
+                    'resources': {'MEMORY_MB': memory_mb}}},
+                'project_id': 'other', 'user_id': 'other',
+                'consumer_generation': None},
+            microversion='1.28', raise_exc=False).status_code
+
+    def test_capacity_promised_for_later_is_out_of_reach_now(self):
+        self.create_lease(self.reservation(7, affinity=True))
+        self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
+                         self.promise('cn1'))
+        # 7680 MB: a boot of what is left fits, one slot's worth does not.
+        self.assertEqual(409, self.boot('cn1', 1024))
+        self.assertEqual(204, self.boot('cn1', 512))
+
+    def test_leases_at_different_times_are_promised_once(self):
+        self.create_lease(self.reservation(7, affinity=True))
+        self.create_lease(self.reservation(7, affinity=True),
+                          start=180, end=240)
+        self.assertEqual(7168, self.promise('cn1')['MEMORY_MB'])
+        self.assertEqual(409, self.boot('cn1', 1024))
+
+    def test_start_moves_the_promise_into_the_hold(self):
+        lease = self.create_lease(self.reservation(7, affinity=True),
+                                  start=0)
+        self.start(lease['id'])
+        self.assertEqual({}, self.promise('cn1'))
+        held = self.placement.client.get(
+            '/allocations/%s' % _rid(lease)).json()['allocations']
+        self.assertEqual(7168 - 7 * resources.TICKET_MB,
+                         held[self.hosts['cn1']]['resources']['MEMORY_MB'])
+        self.assertEqual(409, self.boot('cn1', 1024))
+
+    def test_a_deleted_lease_is_no_longer_promised(self):
+        lease = self.create_lease(self.reservation(7, affinity=True))
+        self.delete_lease(lease['id'])
+        # Blazar tells the plugin nothing of a deleted pending lease: its
+        # periodic sweep finds it gone.
+        self.plugin.sweep()
+        self.assertEqual({}, self.promise('cn1'))
+        self.assertEqual(204, self.boot('cn1', 7168))
+
+    def test_running_instances_send_the_slots_elsewhere(self):
+        # Instances hold 5 GB of cn2's 8 in Placement: the ledger does not
+        # know (no mirror of usage) and picks cn2, the tightest fit for
+        # 4 slots on one host; Placement refuses it, cn1 takes them.
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
+            self.hosts['cn2-numa1']: {'MEMORY_MB': 1024}})
+        lease = self.create_lease(self.reservation(4, affinity=True))
+        claims = db_api.get_claims(self.context, _rid(lease))
+        self.assertEqual([self.hosts['cn1']], list(claims['amounts']))
+        self.assertEqual(4096, self.promise('cn1')['MEMORY_MB'])
+
+    def test_running_instances_refuse_what_fits_nowhere_else(self):
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn1']: {'MEMORY_MB': 4096}})
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.reservation(5, affinity=True))
+        self.assertIn('instances running outside reservations', str(e))
+        self.assertEqual([], [
+            c for c in db_api.list_consumers(self.context)
+            if not c.startswith('pcloud-host:')])
+        self.assertEqual({}, self.promise('cn1'))

@@ -1,0 +1,101 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a provider's promise carries (blazar.promises.promised), checked
+
+against a brute-force walk over every moment that matters.
+"""
+
+import datetime
+import random
+
+from pcloud_plugin.blazar import promises
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.tests import base
+
+NOW = datetime.datetime(2026, 11, 24, 12)
+
+
+def _at(hours):
+    return NOW + datetime.timedelta(hours=hours)
+
+
+def _claim(start, end, used, rid='r', state=res_db.RESERVED, rp='rp',
+           rc='MEMORY_MB'):
+    return (rp, rc, _at(start), _at(end), used, rid, state)
+
+
+class PromisedTests(base.TestCase):
+
+    def test_overlapping_claims_add_up(self):
+        claims = [_claim(1, 3, 100, 'a'), _claim(2, 4, 50, 'b')]
+        self.assertEqual({'rp': {'MEMORY_MB': 150}},
+                         promises.promised(claims, NOW, {}))
+
+    def test_claims_at_different_times_are_promised_once(self):
+        # Back to back: the first has ended when the second starts.
+        claims = [_claim(1, 2, 100, 'a'), _claim(2, 3, 70, 'b')]
+        self.assertEqual({'rp': {'MEMORY_MB': 100}},
+                         promises.promised(claims, NOW, {}))
+
+    def test_what_holds_carry_is_not_promised_again(self):
+        claims = [_claim(-1, 2, 100, 'a', res_db.ACTIVE),
+                  _claim(1, 3, 30, 'b')]
+        # Peak 130 from 1 to 2; the hold of 'a' carries 100 of it.
+        self.assertEqual({'rp': {'MEMORY_MB': 30}},
+                         promises.promised(claims, NOW, {}))
+        # Once 'a' ends before 'b' starts, nothing beyond the hold.
+        claims = [_claim(-1, 1, 100, 'a', res_db.ACTIVE),
+                  _claim(1, 3, 30, 'b')]
+        self.assertEqual({}, promises.promised(claims, NOW, {}))
+
+    def test_holds_being_written_replace_their_claims(self):
+        claims = [_claim(0, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
+        hold = {'rp': {'MEMORY_MB': 99}}
+        self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
+            claims, NOW, {'a': (hold, _at(2))}))
+        # Open-ended (instances running after the end): peak 129.
+        self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
+            claims, NOW, {'a': (hold, None)}))
+        self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
+            claims, NOW, {'a': ({}, None)}))
+
+    def test_only_the_classes_of_slots(self):
+        claims = [_claim(1, 2, 1, 'a', rc='CUSTOM_X')]
+        self.assertEqual({}, promises.promised(claims, NOW, {}))
+
+    def test_random_claims_match_a_walk_over_every_moment(self):
+        rng = random.Random(7)
+        for _case in range(300):
+            claims = []
+            for n in range(rng.randint(0, 8)):
+                start = rng.randint(-5, 10)
+                state = rng.choice([res_db.RESERVED, res_db.ACTIVE, None])
+                if state == res_db.ACTIVE:
+                    start = min(start, 0)
+                claims.append(_claim(start, start + rng.randint(1, 6),
+                                     rng.randint(1, 9), 'r%d' % n, state,
+                                     rp=rng.choice(['p', 'q'])))
+            live = [c for c in claims if c[3] > NOW]
+            expected = {}
+            for rp in ('p', 'q'):
+                mine = [c for c in live if c[0] == rp]
+                moments = {NOW} | {c[2] for c in mine if c[2] > NOW}
+                peak = max((sum(c[4] for c in mine if c[2] <= t < c[3])
+                            for t in moments), default=0)
+                held = sum(c[4] for c in mine if c[6] == res_db.ACTIVE)
+                if peak > held:
+                    expected[rp] = {'MEMORY_MB': peak - held}
+            self.assertEqual(expected,
+                             promises.promised(live, NOW, {}), claims)
