@@ -21,7 +21,7 @@ from oslo_config import cfg
 
 from pcloud_plugin import conf  # noqa: F401  (registers the options)
 
-BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin')
+BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin', 'mirror')
 
 
 def main(argv=None):

@@ -30,8 +30,14 @@ production. Stubbed in both: every Nova and Placement call (upstream makes
 its flavor, server group, aggregate and resource class at admission; ours
 looks up pcloud aggregates in Nova and writes the hosts' promises to
 Placement), so only the plugins are measured.
+
+Then ours alone, for 10 slots: on the same data, and once 5,000
+instances running outside reservations are held in the ledger as the
+Placement mirror holds them, with the admission's freshness check
+against a Placement where nothing moved (target: within 2x).
 """
 
+import collections
 import datetime
 import os
 import random
@@ -45,6 +51,8 @@ from oslo_config import cfg
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from pcloud_plugin.blazar import mirror
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
@@ -52,6 +60,7 @@ from pcloud_plugin.db import models
 
 HOSTS = 1000
 EXISTING = 10000
+ON_DEMAND = 5000
 HOST = {'vcpus': 32, 'memory_mb': 131072, 'local_gb': 2000}
 FLAVOR = {'vcpus': 2, 'memory_mb': 4096, 'disk_gb': 40}
 AMOUNT = 5
@@ -165,7 +174,48 @@ def _load_ledger(engine, existing):
             conn.execute(md['allocations'].insert(), rows[i:i + 10000])
 
 
-def _new_lease(rng):
+def _load_on_demand(engine, rng):
+    """ON_DEMAND instances running outside reservations, as the Placement
+
+    mirror holds them: per host, open-ended usage of its instances.
+    """
+    md = models.BASE.metadata.tables
+    now = datetime.datetime.utcnow()
+    per_host = collections.Counter(rng.randrange(HOSTS)
+                                   for _n in range(ON_DEMAND))
+    with engine.begin() as conn:
+        conn.execute(md['consumers'].insert(), [
+            dict(uuid=mirror.usage_consumer('rp-%04d' % host), generation=0,
+                 start_time=now, end_time=window_mod.FOREVER, created_at=now)
+            for host in per_host])
+        conn.execute(md['allocations'].insert(), [
+            dict(resource_provider_id=host + 1, resource_class_id=rc,
+                 consumer_id=mirror.usage_consumer('rp-%04d' % host),
+                 used=count * FLAVOR[key], start_time=now,
+                 end_time=window_mod.FOREVER, created_at=now)
+            for host, count in per_host.items()
+            for rc, key in ((1, 'vcpus'), (2, 'memory_mb'), (3, 'disk_gb'))])
+        conn.execute(md['resource_providers'].update().values(
+            generation=md['resource_providers'].c.generation + 1))
+
+
+class _Placement(object):
+    """Placement's answer to the freshness check: nothing moved."""
+
+    class _Answer(object):
+        status_code = 200
+
+        def __init__(self, uuid):
+            self.uuid = uuid
+
+        def json(self):
+            return {'uuid': self.uuid, 'generation': 0}
+
+    def get(self, url, **kwargs):
+        return self._Answer(url.rsplit('/', 1)[-1])
+
+
+def _new_lease(rng, amount=AMOUNT):
     """A lease row (untimed) and the values the manager hands a plugin."""
     from blazar.db import api as blazar_db
 
@@ -182,7 +232,7 @@ def _new_lease(rng):
     reservation = blazar_db.reservation_create({
         'lease_id': lease['id'], 'resource_type': 'virtual:instance',
         'status': 'pending'})
-    values = dict(FLAVOR, resource_type='virtual:instance', amount=AMOUNT,
+    values = dict(FLAVOR, resource_type='virtual:instance', amount=amount,
                   affinity=None, resource_properties='',
                   lease_id=lease['id'], start_date=start, end_date=end)
     return reservation['id'], values
@@ -194,12 +244,12 @@ def _admit(plugin, reservation_id, values):
     plugin.reserve_resource(reservation_id, dict(values))
 
 
-def _time(plugin, count, rng):
+def _time(plugin, count, rng, amount=AMOUNT):
     from blazar import context as blazar_context
 
     timings = []
     for _n in range(count):
-        reservation_id, values = _new_lease(rng)
+        reservation_id, values = _new_lease(rng, amount)
         with blazar_context.BlazarContext(project_id=PROJECT, user_id='u'):
             began = time.perf_counter()
             _admit(plugin, reservation_id, values)
@@ -245,6 +295,10 @@ def _our_plugin():
     placement.allocations_of.return_value = (None, {})
     placement.write_allocations.return_value = True
     plugin._placement = placement
+    # The freshness check, on a Placement where nothing moved.
+    fresh = mirror.Mirror(_Placement(), nova.pcloud_exclusions)
+    fresh._seen = {'rp-%04d' % i: 0 for i in range(HOSTS)}
+    plugin.mirror = lambda: fresh
     return plugin
 
 
@@ -284,6 +338,15 @@ def run(quick=False):
     their_ms = _time(theirs, theirs_count, rng)
     for patch in patches:
         patch.stop()
+    # Issue 15's figure: 10 slots, then beside 5,000 on-demand instances
+    # with the freshness check (the first runs without it, as before).
+    plain = _our_plugin()
+    plain.mirror = lambda: mock.Mock(refresh=mock.Mock(return_value=False))
+    _time(plain, 2, rng, 10)
+    ten_ms = _time(plain, ours_count, rng, 10)
+    _load_on_demand(engine, rng)
+    _time(ours, 2, rng, 10)
+    busy_ms = _time(ours, ours_count, rng, 10)
     # Sanity: both really admitted; ours holds a claim per reservation.
     assert db_api.get_claims(context_mod.get_admin_context(),
                              'res-00000') is not None
@@ -306,4 +369,13 @@ def run(quick=False):
     print('ratio (Blazar p50 / ours p50): x%.0f; target x100: %s'
           % (theirs_p50 / ours_p50,
              'met' if theirs_p50 / ours_p50 >= 100 else 'NOT met'))
+    ten_p50, busy_p50 = statistics.median(ten_ms), statistics.median(busy_ms)
+    print('\nours, 10 slots, same hosts and reservations:')
+    print('%-34s %8d %10.1f %10.1f' % ('ledger only', len(ten_ms), ten_p50,
+                                       max(ten_ms)))
+    print('%-34s %8d %10.1f %10.1f' % (
+        '+%d on-demand, freshness check' % ON_DEMAND, len(busy_ms),
+        busy_p50, max(busy_ms)))
+    print('ratio: x%.2f; target within x2: %s' % (
+        busy_p50 / ten_p50, 'met' if busy_p50 <= 2 * ten_p50 else 'NOT met'))
     return ours_p50, theirs_p50

@@ -382,9 +382,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     def __init__(self):
         super().__init__()
         # Waiting reservations and interrupted clean-ups, every interval.
-        self.monitor = (monitor.PollingMonitor(
-            self.poll, lambda: CONF.pcloud_host.retry_interval)
-            if CONF.pcloud_host.retry_interval else None)
+        self.monitor = monitor.PollingMonitor(
+            (self.poll, lambda: CONF.pcloud_host.retry_interval),
+            (self.mirror_placement,
+             lambda: CONF.pcloud.placement_mirror_interval))
         self.notifier = HostUsageNotifier(CONF)
         self._nova = None
         self._pclouds = None
@@ -399,6 +400,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
     @staticmethod
     def _ctx():
         return context_mod.get_admin_context()
+
+    def _exclusions(self):
+        return resources.NovaObjects(self.nova()).pcloud_exclusions()
 
     def pools(self):
         return Pools(self.nova().aggregates.list(),

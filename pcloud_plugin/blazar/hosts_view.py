@@ -19,10 +19,14 @@ says which of its reservations hold which hosts in ``_allocations``.
 """
 
 from blazar.plugins import base
+from oslo_log import log as logging
 
+from pcloud_plugin.blazar import mirror as mirror_mod
+from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
 
+LOG = logging.getLogger(__name__)
 QUERY_TYPE_ALLOCATION = 'allocation'
 
 
@@ -30,6 +34,24 @@ class LedgerHostsPlugin(base.BasePlugin):
     """A Blazar plugin whose resources are hosts of the ledger."""
 
     query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
+
+    def _exclusions(self):
+        """(aggregate uuids, host names) of pclouds and host flavor pools."""
+        raise NotImplementedError()
+
+    def mirror(self):
+        """The process's Placement mirror (blazar.mirror)."""
+        return mirror_mod.get_mirror(self._exclusions, self.notifier)
+
+    def mirror_placement(self):
+        """One pass of the Placement mirror, every
+
+        [pcloud] placement_mirror_interval.
+        """
+        report = self.mirror().run(context_mod.get_admin_context())
+        LOG.debug('Placement mirror: %d provider(s) read, usage written on '
+                  '%d, %d request(s), %.3f s', len(report.read),
+                  len(report.usage_written), report.requests, report.seconds)
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         """{host uuid: [allocation dicts]} of the reservations asked."""

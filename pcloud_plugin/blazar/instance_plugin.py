@@ -183,9 +183,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
     def __init__(self):
         super().__init__()
-        self.monitor = (monitor.PollingMonitor(
-            self.sweep, lambda: CONF.pcloud_instance.cleanup_interval)
-            if CONF.pcloud_instance.cleanup_interval else None)
+        self.monitor = monitor.PollingMonitor(
+            (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval),
+            (self.mirror_placement,
+             lambda: CONF.pcloud.placement_mirror_interval))
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()
         self._nova = None
@@ -203,6 +204,9 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             self._placement = resources.PlacementSlots(
                 placement_client.get_adapter())
         return self._placement
+
+    def _exclusions(self):
+        return self.nova().pcloud_exclusions()
 
     def promises(self):
         return promises.Promises(self.placement(), self._ctx())
@@ -322,7 +326,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
         leases win the race for the capacity a plan was made on.
         """
-        last, avoid = None, set()
+        last, avoid, fresh = None, set(), None
         for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
             try:
                 plan, forest = first or self._place(request, start, end,
@@ -334,6 +338,13 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                     raise errors.CapacityRefused('%s %s' % (e, last.message))
                 raise
             first = None
+            if fresh is None:
+                # Freshness: what Placement changed on these providers
+                # since the mirror last read them is in the ledger now.
+                fresh = not self.mirror().refresh(self._ctx(), plan.amounts)
+                if not fresh:
+                    plan, forest = self._place(request, start, end,
+                                               avoid_hosts=avoid)
             try:
                 db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
             except _LOST_RACE as e:
@@ -778,38 +789,14 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         ctx = self._ctx()
         rid = row['reservation_id']
         faults.step(reconcile.LEASE_END, 'release')
-        claims = db_api.get_claims(ctx, rid)
-        providers = set(claims['amounts']) if claims else set()
-        running = self._running(row)
-        left = _left_over(claims, row['slots'], running,
-                          db_api.load_forest(ctx) if running else None)
-        if left:
-            still = dict(row, slots=[dict(s, slots=running[s['host_uuid']])
-                                     for s in row['slots']
-                                     if running.get(s['host_uuid'])])
-            try:
-                db_api.change_claim(ctx, rid, amounts=left,
-                                    start=timeutils.utcnow().replace(
-                                        microsecond=0), open_end=True)
-            except _LOST_RACE as e:
-                # Booked for someone else after the end: Placement's hold
-                # still keeps the host from being overcommitted.
-                LOG.warning('Instances of ended reservation %s still use '
-                            'capacity promised to other reservations: %s',
-                            rid, e.message)
-                db_api.release(ctx, rid)
-        else:
-            db_api.release(ctx, rid)
-        gone = not left
         try:
-            if left:
-                self._hold(still, left)
-            else:
-                self._drop_hold(row, providers)
+            gone, still = self._keep_what_runs(row)
         except Exception:
-            LOG.exception('Could not update what reservation %s holds in '
-                          'Placement; it will be retried', rid)
-            gone = False
+            # Placement unreachable: the claim ends as booked and the hold
+            # stays, until sweep() can count what still runs.
+            LOG.exception('Could not count what still runs of reservation '
+                          '%s; it will be retried', rid)
+            gone, still = False, None
         try:
             faults.step(reconcile.LEASE_END, 'remove')
             gone = self._remove_objects(row) and gone
@@ -822,8 +809,42 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             res_db.delete(ctx, rid)
         else:
             res_db.update(ctx, rid, state=res_db.ENDING,
-                          slots=still['slots'] if left else None)
+                          slots=still['slots'] if still else None)
         return gone
+
+    def _keep_what_runs(self, row):
+        """Shrink the claim and the hold to what the instances still
+
+        running use (none: released, dropped). (Nothing left, the row as
+        its slots are now if something is.)
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        claims = db_api.get_claims(ctx, rid)
+        providers = set(claims['amounts']) if claims else set()
+        running = self._running(row)
+        left = _left_over(claims, row['slots'], running,
+                          db_api.load_forest(ctx) if running else None)
+        if not left:
+            db_api.release(ctx, rid)
+            self._drop_hold(row, providers)
+            return True, None
+        still = dict(row, slots=[dict(s, slots=running[s['host_uuid']])
+                                 for s in row['slots']
+                                 if running.get(s['host_uuid'])])
+        try:
+            db_api.change_claim(ctx, rid, amounts=left,
+                                start=timeutils.utcnow().replace(
+                                    microsecond=0), open_end=True)
+        except _LOST_RACE as e:
+            # Booked for someone else after the end: Placement's hold
+            # still keeps the host from being overcommitted.
+            LOG.warning('Instances of ended reservation %s still use '
+                        'capacity promised to other reservations: %s',
+                        rid, e.message)
+            db_api.release(ctx, rid)
+        self._hold(still, left)
+        return False, still
 
     def _running(self, row):
         """{host uuid: instances booted into the reservation running

@@ -19,15 +19,24 @@ our plugins use that to finish clean-ups that failed midway and to retry
 waiting reservations, never for Nova notifications or healing.
 """
 
+import time
+
 from blazar.plugins import base
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
 
 
 class PollingMonitor(base.BaseMonitorPlugin):
-    """Calls ``poll()`` every ``interval()`` seconds."""
+    """Calls each task's callable every ``interval()`` seconds (tasks
 
-    def __init__(self, poll, interval):
-        self._poll = poll
-        self._interval = interval
+    with interval 0 never): Blazar polls at the shortest interval and
+    each task runs when it is due.
+    """
+
+    def __init__(self, *tasks):
+        self._tasks = tasks
+        self._last = {}
 
     def is_notification_enabled(self):
         return False
@@ -42,13 +51,23 @@ class PollingMonitor(base.BaseMonitorPlugin):
         return {}
 
     def is_polling_enabled(self):
-        return True
+        return self.get_polling_interval() > 0
 
     def get_polling_interval(self):
-        return self._interval()
+        return min((interval() for _poll, interval in self._tasks
+                    if interval()), default=0)
 
     def poll(self):
-        self._poll()
+        now = time.monotonic()
+        for n, (task, interval) in enumerate(self._tasks):
+            every = interval()
+            # A little early is due: polls come every shortest interval.
+            if every and now - self._last.get(n, -every) >= every * 0.9:
+                self._last[n] = now
+                try:
+                    task()
+                except Exception:
+                    LOG.exception('Periodic task %s failed', task)
         return {}
 
     def get_healing_interval(self):

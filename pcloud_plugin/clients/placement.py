@@ -55,31 +55,47 @@ def _get(adapter, url):
     return response.json()
 
 
-def read_forest(adapter):
-    """Every provider with its inventories, traits and aggregates.
+def list_providers(adapter):
+    """Placement's providers, one request: [{'uuid', 'name',
 
-    Usage is left empty: Placement's allocations are not windowed, the
-    ledger's are.
+    'generation', 'parent_provider_uuid', 'root_provider_uuid', ...}].
     """
-    providers = []
-    for rp in _get(adapter, '/resource_providers')['resource_providers']:
-        uuid = rp['uuid']
-        inventories = _get(
-            adapter, '/resource_providers/%s/inventories' % uuid)
-        providers.append(forest_mod.Provider(
-            uuid=uuid, name=rp['name'], generation=rp['generation'],
-            parent_uuid=rp['parent_provider_uuid'],
-            root_uuid=rp['root_provider_uuid'],
-            inventories={
-                rc: inv_mod.Inventory(
-                    **{f: inv[f] for f in _INVENTORY_FIELDS})
-                for rc, inv in inventories['inventories'].items()},
-            traits=frozenset(_get(
-                adapter, '/resource_providers/%s/traits' % uuid)['traits']),
-            aggregates=frozenset(_get(
-                adapter,
-                '/resource_providers/%s/aggregates' % uuid)['aggregates'])))
-    return forest_mod.ProviderForest(providers)
+    return _get(adapter, '/resource_providers')['resource_providers']
+
+
+def read_provider(adapter, rp):
+    """A provider of list_providers with its inventories, traits and
+
+    aggregates (three requests). Usage is left empty: Placement's
+    allocations are not windowed, the ledger's are.
+    """
+    uuid = rp['uuid']
+    inventories = _get(adapter, '/resource_providers/%s/inventories' % uuid)
+    return forest_mod.Provider(
+        uuid=uuid, name=rp['name'], generation=rp['generation'],
+        parent_uuid=rp['parent_provider_uuid'],
+        root_uuid=rp['root_provider_uuid'],
+        inventories={
+            rc: inv_mod.Inventory(**{f: inv[f] for f in _INVENTORY_FIELDS})
+            for rc, inv in inventories['inventories'].items()},
+        traits=frozenset(_get(
+            adapter, '/resource_providers/%s/traits' % uuid)['traits']),
+        aggregates=frozenset(_get(
+            adapter, '/resource_providers/%s/aggregates' % uuid)[
+                'aggregates']))
+
+
+def read_allocations(adapter, uuid):
+    """{consumer: {class: n}} of what Placement allocates on a provider."""
+    found = _get(adapter, '/resource_providers/%s/allocations' % uuid)
+    return {consumer: dict(held['resources'])
+            for consumer, held in found['allocations'].items()}
+
+
+def read_forest(adapter):
+    """Every provider with its inventories, traits and aggregates."""
+    return forest_mod.ProviderForest(
+        [read_provider(adapter, rp) for rp in list_providers(adapter)])
 
 
 def _named_provider(adapter, name):

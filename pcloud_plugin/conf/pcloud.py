@@ -62,6 +62,24 @@ pcloud_opts = [
                     'that its process died: that process runs on another '
                     'machine. One of this machine that died is taken '
                     'over at once.'),
+    cfg.IntOpt('placement_mirror_interval',
+               default=60, min=0,
+               help='Seconds between two passes of blazar-manager\'s '
+                    'Placement mirror, which keeps the ledger\'s providers, '
+                    'inventories, traits and aggregates current and holds '
+                    'there what instances running outside reservations '
+                    'use. A pass reads again only the providers whose '
+                    'Placement generation moved. 0 turns it off (then '
+                    'only admissions\' freshness checks and pcloud-manage '
+                    'placement sync update the ledger).'),
+    cfg.IntOpt('placement_mirror_usage_rechecks',
+               default=1000, min=0,
+               help='How many providers holding usage of instances that '
+                    'run outside reservations each mirror pass reads '
+                    'again, in turn, one request each: Placement does not '
+                    'tell that allocations were deleted (the provider '
+                    'generation does not move), so this is how freed '
+                    'capacity comes back to the ledger.'),
     cfg.StrOpt('default_availability_zone',
                default='nova',
                help='The availability zone of a host that is in no '

@@ -320,6 +320,17 @@ def provider_uuid_named(session, name):
 
 
 @_reader
+def provider_name(session, uuid):
+    """The name of the provider ``uuid``, or None if there is none."""
+    return session.execute(sa.select(_RP.c.name).where(
+        _RP.c.uuid == uuid)).scalar()
+
+
+def provider_exists(context, uuid):
+    return provider_name(context, uuid) is not None
+
+
+@_reader
 def get_provider(session, uuid):
     return _provider_dict(session, _provider_row(session, uuid))
 
@@ -745,6 +756,42 @@ def release(context, consumer_id):
         result = session.execute(_CONSUMER.delete().where(
             _CONSUMER.c.uuid == consumer_id))
         return result.rowcount > 0
+
+
+@writer_with_cas_retry
+def record_usage(session, consumer_id, amounts):
+    """Hold ``amounts`` ({provider uuid: {class: n}}) for the consumer from
+
+    now on, open-ended, WITHOUT a capacity check: usage that is a fact in
+    the cloud (instances running outside reservations), not a promise.
+    Unchanged amounts keep their start; empty amounts drop the consumer.
+    True when anything was written.
+    """
+    amounts = {rp: {rc: n for rc, n in res.items() if n}
+               for rp, res in amounts.items()}
+    amounts = {rp: res for rp, res in amounts.items() if res}
+    consumer = _consumer_row(session, consumer_id)
+    if not amounts:
+        if consumer is None:
+            return False
+        drop_claims(session, consumer_id)
+        session.execute(_CONSUMER.delete().where(
+            _CONSUMER.c.id == consumer['id']))
+        return True
+    if consumer is not None and (
+            _amounts_of(session, consumer_id) == amounts
+            and consumer['end_time'] >= window_mod.FOREVER):
+        return False
+    window = _window(None, None)
+    held = take_consumer(session, consumer_id, window, replace=True)
+    providers = [_provider_row(session, uuid) for uuid in amounts]
+    class_ids = _class_ids(session, amounts)
+    by_uuid = {p['uuid']: p['id'] for p in providers}
+    rows = [dict(resource_provider_id=by_uuid[uuid],
+                 resource_class_id=class_ids[rc], used=n)
+            for uuid, res in amounts.items() for rc, n in res.items()]
+    write_claims(session, consumer_id, window, rows, providers, held)
+    return True
 
 
 @_reader

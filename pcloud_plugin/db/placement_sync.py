@@ -32,6 +32,8 @@ class SyncReport:
     # providers gone from Placement but holding live claims, inventories
     # that shrank below what is claimed, re-parenting.
     problems: list = dataclasses.field(default_factory=list)
+    # uuids gone from Placement but kept: live claims hold them.
+    kept: list = dataclasses.field(default_factory=list)
 
     @property
     def changed(self):
@@ -52,9 +54,16 @@ def _depth_first(forest):
     return ordered
 
 
-def sync(context, forest):
-    """Make the ledger's providers match forest (read from Placement)."""
+def sync(context, forest, changed=None):
+    """Make the ledger's providers match forest (read from Placement).
+
+    :param changed: if given, only these providers' facts (inventories,
+        traits, aggregates) are compared and written; forest's other
+        providers give only their name and parent (blazar.mirror reads
+        facts only for providers whose Placement generation moved)
+    """
     report = SyncReport()
+    changed_ids = None if changed is None else set(changed)
     ours = {p['uuid']: p for p in db_api.list_providers(context)}
     for provider in _depth_first(forest):
         uuid = provider.uuid
@@ -63,14 +72,12 @@ def sync(context, forest):
             db_api.create_provider(context, uuid, provider.name,
                                    parent_uuid=provider.parent_uuid)
             report.created.append(uuid)
-            changed = False
+            differs = False
         else:
-            changed = _sync_identity(context, provider, mine, report)
-        try:
-            changed |= _sync_facts(context, provider)
-        except exception.InventoryInUse as e:
-            report.problems.append((uuid, e.message))
-        if changed and mine is not None:
+            differs = _sync_identity(context, provider, mine, report)
+        if changed_ids is None or uuid in changed_ids:
+            differs |= sync_facts(context, provider, report)
+        if differs and mine is not None:
             report.updated.append(uuid)
 
     # Children before parents, so a parent is empty when its turn comes.
@@ -85,6 +92,7 @@ def sync(context, forest):
                         uuid, e.message)
             report.problems.append((uuid, 'gone from Placement but kept: '
                                     + e.message))
+            report.kept.append(uuid)
     return report
 
 
@@ -102,6 +110,19 @@ def _sync_identity(context, provider, mine, report):
                                     'Placement; re-parenting is not '
                                     'mirrored' % provider.parent_uuid))
     return changed
+
+
+def sync_facts(context, provider, report):
+    """Inventories, traits and aggregates of a provider the ledger has;
+
+    True if any changed. An inventory that would put claims over capacity
+    is refused and recorded in the report's problems.
+    """
+    try:
+        return _sync_facts(context, provider)
+    except exception.InventoryInUse as e:
+        report.problems.append((provider.uuid, e.message))
+        return False
 
 
 def _sync_facts(context, provider):

@@ -25,6 +25,9 @@ blazar-manager, next to Blazar's lease.* events). Event types:
     the reconciler finished or undid an operation a crash or an
     unreachable service interrupted (what, on what, since when, and what
     it did)
+``pcloud.placement.provider_gone``
+    a provider is gone from Placement while ledger claims on it are live:
+    the ledger keeps it (and them) until an operator acts
 
 The payload says which reservation, lease and project, the slot size, and
 how many slots each host holds, so a consumer can bill slot-hours.
@@ -40,6 +43,7 @@ PUBLISHER = 'pcloud.instance-reservation'
 START = 'pcloud.reservation.start'
 END = 'pcloud.reservation.end'
 RECONCILED = 'pcloud.reconcile'
+PROVIDER_GONE = 'pcloud.placement.provider_gone'
 
 
 class UsageNotifier:
@@ -85,6 +89,11 @@ class UsageNotifier:
 
     def reconciled(self, context, what):
         self._send(context, RECONCILED, what)
+
+    def provider_gone(self, provider_uuid, why):
+        self._send({}, PROVIDER_GONE, {
+            'provider_uuid': provider_uuid, 'why': why,
+            'at': timeutils.utcnow().isoformat()})
 
 
 def payload(reservation):

@@ -39,6 +39,17 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         pass
 
 
+def use_placement(conf, url):
+    """Point [pcloud_placement] of ``conf`` at a PlacementService's url."""
+    from keystoneauth1 import loading as ks_loading
+
+    conf.register_opts(ks_loading.get_auth_plugin_conf_options('admin_token'),
+                       group='pcloud_placement')
+    for name, value in (('auth_type', 'admin_token'), ('endpoint', url),
+                        ('token', 'admin')):
+        conf.set_override(name, value, group='pcloud_placement')
+
+
 class PlacementService(fixtures.Fixture):
     """Start Placement; ``url`` is its endpoint, ``client`` an adapter."""
 

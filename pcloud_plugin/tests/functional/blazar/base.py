@@ -36,7 +36,6 @@ from blazarclient import client as blazar_client
 from blazarclient import exception as client_exc
 import fixtures
 from keystoneauth1 import fixture as ks_fixture
-from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from keystonemiddleware import fixture as ksm_fixture
@@ -46,6 +45,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar import mirror
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.db import api as db_api
@@ -128,15 +128,6 @@ class Notifications(fixtures.Fixture):
         return [p for t, p, _ in self.events if t == event_type]
 
 
-def use_placement(conf, url):
-    """Point [pcloud_placement] at a placement_service.PlacementService."""
-    conf.register_opts(ks_loading.get_auth_plugin_conf_options('admin_token'),
-                       group='pcloud_placement')
-    for name, value in (('auth_type', 'admin_token'), ('endpoint', url),
-                        ('token', 'admin')):
-        conf.set_override(name, value, group='pcloud_placement')
-
-
 class BlazarTestCase(base.LedgerTestCase):
     """Hosts in Placement (mirrored into the ledger):
 
@@ -164,9 +155,11 @@ class BlazarTestCase(base.LedgerTestCase):
 
         self.placement = self.useFixture(
             placement_service.PlacementService())
-        use_placement(self.conf, self.placement.url)
+        placement_service.use_placement(self.conf, self.placement.url)
         self.hosts = self._build_hosts()
         self.sync()
+        mirror.reset()
+        self.addCleanup(mirror.reset)
 
         self.nova = fake_nova.FakeNova({
             uuid: name for name, uuid in self.hosts.items()

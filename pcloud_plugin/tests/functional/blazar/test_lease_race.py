@@ -65,7 +65,7 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
     conf.CONF([], project='blazar', default_config_files=[])
     for group, opts in messaging_opts.list_opts():
         conf.CONF.register_opts(opts, group=group)
-    blazar_base.use_placement(conf.CONF, placement_url)
+    placement_service.use_placement(conf.CONF, placement_url)
     for name, value, group in (
             ('connection', blazar_url, 'database'),
             ('connection', ledger_url, 'pcloud_database'),

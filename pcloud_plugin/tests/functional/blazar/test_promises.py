@@ -21,8 +21,10 @@ nodes of 4096 MB, 2 slots each.
 """
 
 from blazar.manager import exceptions as mgr_exc
+import fixtures
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar import mirror
 from pcloud_plugin.blazar import promises
 from pcloud_plugin.blazar import resources
 from pcloud_plugin.db import api as db_api
@@ -87,10 +89,14 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
 
-    def test_running_instances_send_the_slots_elsewhere(self):
-        # Instances hold 5 GB of cn2's 8 in Placement: the ledger does not
-        # know (no mirror of usage) and picks cn2, the tightest fit for
-        # 4 slots on one host; Placement refuses it, cn1 takes them.
+    def _unseen(self):
+        """Boots the mirror has not read yet: only Placement knows."""
+        self.useFixture(fixtures.MockPatchObject(
+            mirror.Mirror, 'refresh', return_value=False))
+
+    def _slots_go_elsewhere(self):
+        # Instances hold 5 GB of cn2's 8 in Placement; cn2 is the tightest
+        # fit for 4 slots on one host, but cn1 must take them.
         self.placement.allocate(uuidutils.generate_uuid(), {
             self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
             self.hosts['cn2-numa1']: {'MEMORY_MB': 1024}})
@@ -99,7 +105,31 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual([self.hosts['cn1']], list(claims['amounts']))
         self.assertEqual(4096, self.promise('cn1')['MEMORY_MB'])
 
+    def test_running_instances_send_the_slots_elsewhere(self):
+        # The admission's freshness check puts the usage in the ledger.
+        self._slots_go_elsewhere()
+        self.assertEqual(
+            {self.hosts['cn2-numa0']: {'MEMORY_MB': 4096}},
+            db_api.get_claims(self.context, mirror.usage_consumer(
+                self.hosts['cn2-numa0']))['amounts'])
+
+    def test_placement_sends_the_slots_elsewhere_before_the_mirror(self):
+        self._unseen()
+        self._slots_go_elsewhere()
+
     def test_running_instances_refuse_what_fits_nowhere_else(self):
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn1']: {'MEMORY_MB': 4096}})
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                          self.create_lease,
+                          self.reservation(5, affinity=True))
+        self.assertEqual([mirror.usage_consumer(self.hosts['cn1'])], [
+            c for c in db_api.list_consumers(self.context)
+            if not c.startswith('pcloud-host:')])
+        self.assertEqual({}, self.promise('cn1'))
+
+    def test_placement_refuses_what_the_mirror_has_not_seen(self):
+        self._unseen()
         self.placement.allocate(uuidutils.generate_uuid(), {
             self.hosts['cn1']: {'MEMORY_MB': 4096}})
         e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,

@@ -1,0 +1,101 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""One periodic pass of the Placement mirror (blazar.mirror), against a
+
+real Placement served in-process over HTTP, at 1,000 and 10,000 compute
+providers: the first pass (everything read), a pass when nothing changed,
+and one after 1% of the providers changed (new allocation ratios, as a
+pcloud sets them). A tenth of the hosts run instances outside
+reservations, whose usage the ledger holds; each pass also re-reads, in
+turn, ``[pcloud] placement_mirror_usage_rechecks`` of those. Reported:
+milliseconds and Placement requests made. No peer: Blazar has no mirror
+(its host plugin reads Nova when an operator creates a host).
+"""
+
+import os
+import shutil
+import tempfile
+
+from oslo_config import cfg
+from oslo_utils import uuidutils
+
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import migration
+
+SIZES = (1000, 10000)
+HOST = {'VCPU': {'total': 32, 'allocation_ratio': 4.0},
+        'MEMORY_MB': {'total': 131072}, 'DISK_GB': {'total': 2000}}
+
+
+def _placement(count):
+    from pcloud_plugin.tests.functional import placement_service
+
+    service = placement_service.PlacementService()
+    service.setUp()
+    uuids = []
+    for n in range(count):
+        uuid = service.create_provider('cn%05d' % n)
+        service.set_inventories(uuid, HOST)
+        uuids.append(uuid)
+        if n % 10 == 0:
+            service.allocate(uuidutils.generate_uuid(), {
+                uuid: {'VCPU': 2, 'MEMORY_MB': 4096}})
+    return service, uuids
+
+
+def _pass(mirror, ctx):
+    report = mirror.run(ctx)
+    return report.seconds * 1000, report.requests, len(report.read)
+
+
+def run(quick=False):
+    from pcloud_plugin.blazar import mirror as mirror_mod
+    from pcloud_plugin.clients import placement as placement_client
+    from pcloud_plugin.tests.functional import placement_service
+
+    conf = cfg.CONF
+    sizes = SIZES[:1] if quick else SIZES
+    rows = []
+    for count in sizes:
+        tmp = tempfile.mkdtemp(prefix='pcloud-bench-mirror-')
+        conf.set_override('connection', 'sqlite:///%s' % os.path.join(
+            tmp, 'ledger.db'), group='pcloud_database')
+        db_api._configured = False
+        db_api.main_context_manager = (
+            db_api.enginefacade.transaction_context())
+        migration.upgrade(engine=db_api.get_engine())
+        service, uuids = _placement(count)
+        placement_service.use_placement(conf, service.url)
+        ctx = context_mod.get_admin_context()
+        mirror = mirror_mod.Mirror(placement_client.get_adapter(),
+                                   lambda: (set(), set()))
+        rows.append((count, 'first pass') + _pass(mirror, ctx))
+        rows.append((count, 'nothing changed') + _pass(mirror, ctx))
+        for uuid in uuids[::100]:
+            service.set_inventories(uuid, dict(
+                HOST, VCPU={'total': 32, 'allocation_ratio': 8.0}))
+        rows.append((count, '1% changed') + _pass(mirror, ctx))
+        service.cleanUp()
+        db_api.main_context_manager.dispose_pool()
+        shutil.rmtree(tmp)
+    print('\nPlacement mirror pass (a tenth of the hosts run instances '
+          'outside reservations; up to %d of those re-read per pass)'
+          % conf.pcloud.placement_mirror_usage_rechecks)
+    print('%-10s %-18s %10s %10s %8s' % ('providers', 'pass', 'ms',
+                                         'requests', 'read'))
+    for count, what, ms, requests, read in rows:
+        print('%-10d %-18s %10.0f %10d %8d' % (count, what, ms, requests,
+                                               read))
+    return rows

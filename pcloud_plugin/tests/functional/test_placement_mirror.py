@@ -1,0 +1,155 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""blazar.mirror against a real Placement over HTTP: passes read only what
+
+moved, and usage that is not ours is held in the ledger.
+"""
+
+import datetime
+from unittest import mock
+
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+
+from pcloud_plugin.blazar import mirror
+from pcloud_plugin.blazar import promises
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin import exception
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional import placement_service
+
+PCLOUD_AGG = 'aaaaaaaa-0000-4000-8000-000000000001'
+
+
+class MirrorTests(base.LedgerTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.useFixture(placement_service.PlacementService())
+        placement_service.use_placement(self.conf, self.placement.url)
+        self.hosts = {}
+        for name in ('cn1', 'cn2', 'cn3'):
+            self.hosts[name] = self.add_compute(name)
+        self.placement.set_aggregates(self.hosts['cn3'], [PCLOUD_AGG])
+        self.notifier = mock.Mock()
+        self.mirror = mirror.Mirror(
+            placement_client.get_adapter(),
+            lambda: ({PCLOUD_AGG}, set()), self.notifier)
+
+    def add_compute(self, name):
+        uuid = self.placement.create_provider(name)
+        self.placement.set_inventories(uuid, {
+            'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
+            'DISK_GB': {'total': 100}})
+        return uuid
+
+    def boot(self, host, memory_mb, consumer=None):
+        consumer = consumer or uuidutils.generate_uuid()
+        self.placement.allocate(consumer, {
+            self.hosts[host]: {'VCPU': 1, 'MEMORY_MB': memory_mb}})
+        return consumer
+
+    def usage(self, host):
+        held = db_api.get_claims(self.context, mirror.usage_consumer(
+            self.hosts[host]))
+        if held is None:
+            return None
+        self.assertIsNone(held['end'])  # open-ended
+        return held['amounts'][self.hosts[host]]
+
+    def test_a_pass_reads_only_what_moved(self):
+        first = self.mirror.run(self.context)
+        self.assertEqual(sorted(self.hosts.values()), first.read)
+        self.assertEqual(1 + 4 * 3, first.requests)
+        again = self.mirror.run(self.context)
+        self.assertEqual(([], 1), (again.read, again.requests))
+        # A ratio change (a pcloud's, or an operator's) and a new compute.
+        self.placement.set_inventories(self.hosts['cn1'], {
+            'VCPU': {'total': 8, 'allocation_ratio': 4.0},
+            'MEMORY_MB': {'total': 8192}, 'DISK_GB': {'total': 100}})
+        self.hosts['cn4'] = self.add_compute('cn4')
+        moved = self.mirror.run(self.context)
+        self.assertEqual(sorted([self.hosts['cn1'], self.hosts['cn4']]),
+                         moved.read)
+        self.assertEqual(1 + 4 * 2, moved.requests)
+        self.assertEqual(4.0, db_api.get_inventories(
+            self.context, self.hosts['cn1'])['VCPU'].allocation_ratio)
+        # Reservable without any command: the ledger claims on it.
+        db_api.claim(self.context, 'c', {self.hosts['cn4']: {'VCPU': 8}})
+
+    def test_usage_that_is_not_ours_is_held_until_it_goes(self):
+        self.mirror.run(self.context)
+        instance = self.boot('cn1', 2048)
+        self.mirror.run(self.context)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 2048}, self.usage('cn1'))
+        # A claim beside it fits in what is left, not more.
+        later = timeutils.utcnow() + datetime.timedelta(days=30)
+        self.assertRaises(
+            exception.CapacityExceeded, db_api.claim, self.context, 'r1',
+            {self.hosts['cn1']: {'MEMORY_MB': 6145}}, later,
+            later + datetime.timedelta(hours=1))
+        db_api.claim(self.context, 'r2',
+                     {self.hosts['cn1']: {'MEMORY_MB': 6144}}, later,
+                     later + datetime.timedelta(hours=1))
+        self.placement.client.delete('/allocations/%s' % instance)
+        self.mirror.run(self.context)
+        self.assertIsNone(self.usage('cn1'))
+
+    def test_our_consumers_and_whole_hosts_do_not_count(self):
+        self.mirror.run(self.context)
+        # A promise of cn1, and an instance booted into a reservation (a
+        # slot of its class on our child provider, and its ticket).
+        self.placement.allocate(promises.promise_consumer(
+            self.hosts['cn1']), {self.hosts['cn1']: {'MEMORY_MB': 1024}})
+        rc = 'CUSTOM_RESERVATION_X'
+        self.placement.client.put('/resource_classes/%s' % rc)
+        child = self.placement.create_provider(
+            resources.CHILD_PREFIX + 'cn1', parent=self.hosts['cn1'],
+            uuid=resources.child_uuid(self.hosts['cn1']))
+        self.placement.set_inventories(child, {rc: {'total': 2}})
+        reserved = uuidutils.generate_uuid()
+        self.placement.allocate(reserved, {
+            child: {rc: 1}, self.hosts['cn1']: {'MEMORY_MB': 1}})
+        # Instances of a pcloud's host run inside its whole-host claim.
+        self.boot('cn3', 4096)
+        self.mirror.run(self.context)
+        self.assertIsNone(self.usage('cn1'))
+        self.assertIsNone(self.usage('cn3'))
+        # Someone else's boot on cn1 does count, only it.
+        self.boot('cn1', 512)
+        self.mirror.run(self.context)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 512}, self.usage('cn1'))
+
+    def test_a_provider_gone_with_live_claims_is_kept_and_reported(self):
+        self.mirror.run(self.context)
+        db_api.claim(self.context, 'r', {self.hosts['cn2']: {'VCPU': 1}})
+        self.placement.delete_provider(self.hosts['cn2'])
+        report = self.mirror.run(self.context)
+        self.assertEqual([self.hosts['cn2']], report.sync.kept)
+        self.assertIsNotNone(db_api.provider_name(self.context,
+                                                  self.hosts['cn2']))
+        self.notifier.provider_gone.assert_called_once_with(
+            self.hosts['cn2'], mock.ANY)
+
+    def test_refresh_reads_the_providers_about_to_be_claimed(self):
+        self.mirror.run(self.context)
+        self.assertFalse(self.mirror.refresh(self.context,
+                                             [self.hosts['cn1']]))
+        self.boot('cn1', 1024)
+        self.assertTrue(self.mirror.refresh(self.context,
+                                            [self.hosts['cn1']]))
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024}, self.usage('cn1'))
