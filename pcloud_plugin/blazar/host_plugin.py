@@ -36,6 +36,19 @@ BEST-EFFORT
     retry_waiting()), until ``timeout`` minutes after the lease starts,
     when it is TIMEDOUT.
 
+With [pcloud_host] live_migrate_others, a BEST-EFFORT reservation also
+empties its hosts of other projects' instances (seeds/001's scavenger
+hunt). Admission picks the free hosts that run the least of them, and
+refuses (409) a reservation that cannot have hosts now when even the
+eligible hosts running the least could not be emptied: their instances
+would have no room on the hosts outside every pool and pcloud. At start
+it live-migrates those instances and stays IN-PROGRESS, holding its
+hosts, with the migrations recorded in the ledger (``migrations``); each
+check looks at them again, starts again those that failed and joins the
+hosts once no other project's instance is left on them. Past its
+deadline it is TIMEDOUT and its hosts are given back. Its state is all in
+the ledger, so a restarted manager carries on from there.
+
 A host is eligible when it is in the host flavor's pool, in no pcloud
 except through a lease, in the availability zone, and has the traits on
 some provider of its tree. Admission claims each picked host whole in the
@@ -66,6 +79,7 @@ from blazar.manager import exceptions as mgr_exc
 from blazar import status
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
+from oslo_utils import excutils
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
@@ -296,6 +310,57 @@ def eligible_hosts(forest, pools, params, leased):
                                                 forbidden)]
 
 
+# --- other projects' instances on hosts (BEST-EFFORT) ----------------------
+
+# Nova's task_state of a server under live migration, and its host.
+MIGRATING = 'migrating'
+SERVER_HOST = 'OS-EXT-SRV-ATTR:host'
+# The status of each migration a reservation records.
+MOVED = 'moved'
+FAILED = 'failed'
+
+
+def _size(server):
+    flavor = getattr(server, 'flavor', None) or {}
+    return {'VCPU': flavor.get('vcpus', 0),
+            'MEMORY_MB': flavor.get('ram', 0),
+            'DISK_GB': flavor.get('disk', 0)}
+
+
+def _migrating(server):
+    return getattr(server, 'OS-EXT-STS:task_state', None) == MIGRATING
+
+
+class Occupants:
+    """The instances of projects that are not a pcloud's tenants on
+
+    hosts, as Nova lists them (each host asked once).
+    """
+
+    def __init__(self, nova, tenants):
+        self._nova = nova
+        self._tenants = tenants
+        self._found = {}
+
+    def on(self, hosts):
+        """Those on ``hosts`` (records with 'service_host')."""
+        found = []
+        for host in hosts:
+            name = host['service_host']
+            if name not in self._found:
+                self._found[name] = [
+                    s for s in self._nova.servers.list(search_opts={
+                        'all_tenants': True, 'host': name})
+                    if getattr(s, 'tenant_id', None) not in self._tenants]
+            found.extend(self._found[name])
+        return found
+
+    def load(self, host):
+        """What would have to move off ``host``, as a sort key."""
+        servers = self.on([host])
+        return sum(_size(s)['MEMORY_MB'] for s in servers), len(servers)
+
+
 def _describe(params):
     where = []
     if params['availability_zone']:
@@ -384,7 +449,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         # Waiting reservations and interrupted clean-ups, every interval.
         self.monitor = monitor.PollingMonitor(
             (self.poll, lambda: CONF.pcloud_host.retry_interval),
-            (self.mirror_placement,
+            (lambda: self.mirror_placement(),
              lambda: CONF.pcloud.placement_mirror_interval))
         self.notifier = HostUsageNotifier(CONF)
         self._nova = None
@@ -449,9 +514,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
     # --- admission -------------------------------------------------------
 
-    def _pick(self, params, start, end, exclude=None):
-        """(hosts, None) free for the window, or (None, why not).
+    def _pick(self, params, start, end, exclude=None, occupants=None):
+        """(hosts, None) free for the window, or (None, why not); with
 
+        ``occupants``, those running the least of other projects first.
         Raises PoolTooSmall when fewer hosts are eligible than asked for.
         """
         ctx = self._ctx()
@@ -464,6 +530,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                                       exclude_consumer=exclude)
         free = [h for h in hosts
                 if host_windows.is_free(busy[h['host_uuid']], start, end)]
+        if occupants is not None and len(free) > params['amount']:
+            free.sort(key=occupants.load)
         if len(free) >= params['amount']:
             return free[:params['amount']], None
         if len(hosts) < params['amount']:
@@ -482,16 +550,18 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                     'starts at %s.' % (params['amount'], later[0]))
         return None, why
 
-    def _admit(self, reservation_id, params, start, end, replace=False):
-        """Pick hosts and claim them whole; their records, named.
+    def _admit(self, reservation_id, params, start, end, replace=False,
+               occupants=None):
+        """Pick hosts (see _pick) and claim them whole; their records,
 
-        A claim that lost the hosts to a concurrent lease picks again from
-        a fresh read. Raises NotEnoughHostsAvailable.
+        named. A claim that lost the hosts to a concurrent lease picks
+        again from a fresh read. Raises NotEnoughHostsAvailable.
         """
         last = None
         for _attempt in range(CONF.pcloud_host.admission_retries + 1):
             hosts, why = self._pick(params, start, end,
-                                    exclude=reservation_id)
+                                    exclude=reservation_id,
+                                    occupants=occupants)
             if hosts is None:
                 raise errors.CapacityRefused(why)
             try:
@@ -554,9 +624,12 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         now = timeutils.utcnow().replace(microsecond=0)
         self._check_type(params, start, now)
         project_id = self._project_id(values)
-        self._check_pcloud(self.pools(), params['pcloud_id'], project_id)
+        pools = self.pools()
+        self._check_pcloud(pools, params['pcloud_id'], project_id)
+        occupants = self._occupants(params, pools)
         try:
-            hosts = self._admit(reservation_id, params, start, end)
+            hosts = self._admit(reservation_id, params, start, end,
+                                occupants=occupants)
             state = host_db.INACTIVE
         except mgr_exc.NotEnoughHostsAvailable as e:
             if (params['lease_type'] != BEST_EFFORT
@@ -565,6 +638,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             LOG.info('BEST-EFFORT reservation %s waits: %s',
                      reservation_id, e)
             hosts, state = [], host_db.IN_PROGRESS
+        if occupants is not None:
+            self._check_candidates(reservation_id, params, hosts, occupants)
         try:
             host_db.create(self._ctx(), reservation_id, dict(
                 params, lease_id=values['lease_id'], project_id=project_id,
@@ -578,12 +653,48 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self._notify(reservation_id, None)
         return reservation_id
 
+    def _check_candidates(self, reservation_id, params, hosts, occupants):
+        """Refuse (409, its claim released) a BEST-EFFORT reservation
+
+        that cannot have ``hosts`` (those admitted, if any) now, when even
+        the eligible hosts running the least of other projects could not
+        be emptied: seeds/001 asks for enough potential candidates before
+        any migration starts.
+        """
+        if hosts and not occupants.on(hosts):
+            return  # its hosts can be had now
+        pools = self.pools()
+        if hosts and self._targets_exist(pools, occupants.on(hosts)):
+            return
+        ctx = self._ctx()
+        eligible = eligible_hosts(db_api.load_forest(ctx), pools, params,
+                                  host_db.joined_service_hosts(ctx))
+        least = sorted(eligible, key=occupants.load)[:params['amount']]
+        others = occupants.on(least)
+        if not others or self._targets_exist(pools, others):
+            return
+        db_api.release(ctx, reservation_id)
+        raise errors.CapacityRefused(
+            'Cannot reserve %s: its hosts cannot be emptied. Even the %d '
+            'eligible host(s) running the least of other projects\' '
+            'instances run %d of them, and the hosts outside every pool '
+            'and pcloud have no room to take them.'
+            % (_describe(params), len(least), len(others)))
+
     # --- waiting (BEST-EFFORT) -------------------------------------------
 
     def _timed_out(self, row, now):
+        """Past its deadline: its hosts given back (out of the pcloud if a
+
+        join was cut short, claim released), the reservation TIMEDOUT.
+        """
         ctx = self._ctx()
         rid = row['reservation_id']
-        host_db.update(ctx, rid, state=host_db.TIMEDOUT)
+        given_back = self._leave(row) if row['hosts'] else True
+        db_api.release(ctx, rid)
+        # Hosts still joined stay recorded, for sweep() to take out.
+        host_db.update(ctx, rid, state=host_db.TIMEDOUT,
+                       **({'hosts': []} if given_back else {}))
         LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
                  row['deadline'])
         if now >= row['start_time']:
@@ -591,9 +702,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self._notify(rid, row['state'])
 
     def _try_waiting(self, row, started):
-        """Take the hosts of a waiting reservation if they are free now.
+        """Take the hosts of a waiting reservation if they are free now;
 
-        Returns its new state.
+        go on with one that holds its hosts (other projects' instances
+        moving off them, or a join cut short). Returns its new state.
         """
         ctx = self._ctx()
         rid = row['reservation_id']
@@ -601,28 +713,37 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         if row['deadline'] is not None and now >= row['deadline']:
             self._timed_out(row, now)
             return host_db.TIMEDOUT
+        if row['hosts']:
+            # Only a start (on_start) sets it going.
+            return (self._activate(row, previous=row['state']) if started
+                    else row['state'])
         start = max(row['start_time'], now)
         if start >= row['end_time']:
             return row['state']
         params = _params_of(row)
         try:
-            hosts = self._admit(rid, params, start, row['end_time'])
+            hosts = self._admit(rid, params, start, row['end_time'],
+                                occupants=self._occupants(row))
         except mgr_exc.NotEnoughHostsAvailable as e:
             LOG.debug('Reservation %s still waits: %s', rid, e)
             return row['state']
-        host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
-        self._blazar_status(rid, missing_resources=False)
         if started:
+            # IN-PROGRESS until its hosts have joined: whatever stops
+            # this midway, the next check goes on from the ledger.
+            host_db.update(ctx, rid, hosts=hosts, migrations=[])
             return self._activate(host_db.get(ctx, rid),
                                   previous=row['state'])
+        host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
+        self._blazar_status(rid, missing_resources=False)
         self._notify(rid, row['state'])
         return host_db.INACTIVE
 
     def retry_waiting(self, skip=None):
         """Give the waiting (IN-PROGRESS) reservations, oldest first, the
 
-        hosts that are free now; time out those past their deadline.
-        Returns {reservation id: new state} of those checked.
+        hosts that are free now, and check the migrations of those
+        emptying theirs; time out those past their deadline. Returns
+        {reservation id: new state} of those checked.
         """
         result = {}
         for row in host_db.list_reservations(
@@ -640,37 +761,96 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
     # --- live migration (optional) ----------------------------------------
 
-    def _vacate_needed(self, hosts, row):
-        """With [pcloud_host] live_migrate_others, move other projects'
+    def _occupants(self, terms, pools=None):
+        """Occupants of hosts for a BEST-EFFORT reservation (``terms``:
 
-        instances off the hosts picked, once it is known that hosts
-        outside every pool and pcloud can take them all. True when the
-        hosts cannot be had now (the instances stay where they are).
+        its parameters or record) when [pcloud_host] live_migrate_others
+        is on; else None (nothing is moved).
         """
-        if not CONF.pcloud_host.live_migrate_others:
-            return False
-        nova = self.nova()
-        pools = self.pools()
-        tenants = codec.Pcloud(
-            pools.pclouds[row['pcloud_id']].metadata).tenants
-        others = []
-        for host in hosts:
-            servers = nova.servers.list(search_opts={
-                'all_tenants': True, 'host': host['service_host']})
-            others.extend(s for s in servers
-                          if getattr(s, 'tenant_id', None) not in tenants)
+        if (terms['lease_type'] != BEST_EFFORT
+                or not CONF.pcloud_host.live_migrate_others):
+            return None
+        pcloud = (pools or self.pools()).pclouds.get(terms['pcloud_id'])
+        if pcloud is None:
+            return None  # its start fails on that anyway
+        return Occupants(self.nova(), codec.Pcloud(pcloud.metadata).tenants)
+
+    def _vacate(self, row, previous):
+        """Empty a BEST-EFFORT reservation's hosts of other projects'
+
+        instances (live_migrate_others). None when they are empty; else
+        it is IN-PROGRESS: migrating them, or, when the first look finds
+        no room elsewhere for them, waiting for other hosts (these given
+        back).
+        """
+        occupants = self._occupants(row)
+        others = occupants.on(row['hosts']) if occupants else []
+        ctx = self._ctx()
+        rid = row['reservation_id']
         if not others:
-            return False
-        if not self._targets_exist(pools, others):
+            if any(m['status'] != MOVED for m in row['migrations']):
+                host_db.update(ctx, rid, migrations=[
+                    dict(m, status=MOVED) for m in row['migrations']])
+            return None
+        if not row['migrations'] and not self._targets_exist(
+                self.pools(), others):
             LOG.info('Reservation %s: no room elsewhere for the %d '
-                     'instance(s) of other projects on its hosts',
-                     row['reservation_id'], len(others))
-            return True
+                     'instance(s) of other projects on its hosts; it waits',
+                     rid, len(others))
+            db_api.release(ctx, rid)
+            host_db.update(ctx, rid, hosts=[], migrations=[],
+                           state=host_db.IN_PROGRESS)
+        else:
+            self._migrate(row, others)
+        self._blazar_status(rid, missing_resources=True)
+        if previous != host_db.IN_PROGRESS:
+            self._notify(rid, previous)
+        return host_db.IN_PROGRESS
+
+    def _migrate(self, row, others):
+        """Record how each migration off the hosts stands, then start one
+
+        for each of ``others`` (still on them) that is not migrating: its
+        first, or again after a failed one (the server back where it was,
+        or in ERROR, where Nova refuses: tried again at the next check).
+        """
+        rid = row['reservation_id']
+        records = {m['server']: m for m in row['migrations']}
+        left = {s.id for s in others}
+        for record in records.values():
+            if record['server'] not in left:
+                record['status'] = MOVED  # or deleted: off the hosts
+        to_start = []
         for server in others:
-            LOG.info('Reservation %s: live-migrating instance %s',
-                     row['reservation_id'], server.id)
-            nova.servers.live_migrate(server, None, 'auto')
-        return False
+            record = records.setdefault(server.id, {
+                'server': server.id, 'tries': 0,
+                'host': getattr(server, SERVER_HOST, None)})
+            if not _migrating(server):
+                if record['tries']:
+                    LOG.info('Reservation %s: the migration of instance %s '
+                             'failed (%s); trying again', rid, server.id,
+                             getattr(server, 'status', None))
+                record['tries'] += 1
+                to_start.append(server)
+            record['status'] = MIGRATING
+        # Recorded before Nova is asked: a check after a crash in between
+        # finds them not migrating and starts them.
+        host_db.update(self._ctx(), rid, state=host_db.IN_PROGRESS,
+                       migrations=list(records.values()))
+        refused = False
+        for server in to_start:
+            LOG.info('Reservation %s: live-migrating instance %s', rid,
+                     server.id)
+            try:
+                self.nova().servers.live_migrate(server, None, 'auto')
+            except nova_exc.ClientException as e:
+                LOG.warning('Reservation %s: Nova refused to live-migrate '
+                            'instance %s: %s', rid, server.id, e)
+                records[server.id]['status'] = FAILED
+                refused = True
+        if refused:
+            host_db.update(self._ctx(), rid,
+                           migrations=list(records.values()))
 
     def _targets_exist(self, pools, servers):
         """Whether the instances fit, first fit by size, on hosts outside
@@ -690,15 +870,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                     rc: sum(forest[u].free(rc)
                             for u in forest.tree_of(provider.uuid))
                     for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')}
-
-        def size(server):
-            flavor = getattr(server, 'flavor', None) or {}
-            return {'VCPU': flavor.get('vcpus', 0),
-                    'MEMORY_MB': flavor.get('ram', 0),
-                    'DISK_GB': flavor.get('disk', 0)}
-
-        for server in sorted(servers, key=lambda s: -size(s)['MEMORY_MB']):
-            need = size(server)
+        for server in sorted(servers, key=lambda s: -_size(s)['MEMORY_MB']):
+            need = _size(server)
             for free in room.values():
                 if all(free[rc] >= n for rc, n in need.items()):
                     for rc, n in need.items():
@@ -715,10 +888,13 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             return row['aggregate_id']
         faults.step(reconcile.LEASE_START, 'aggregate')
         nova_objects = resources.NovaObjects(self.nova())
+        # The window too: the PcloudFilter lets boots in only within it.
+        metadata = codec.lease_window_metadata(
+            row['pcloud_id'], row['start_time'], row['end_time'])
+        metadata.update({FILTER_KEY: row['lease_id'],
+                         RESERVATION_KEY: row['reservation_id']})
         aggregate_id = nova_objects.create_aggregate(
-            AGGREGATE_PREFIX + row['reservation_id'],
-            {FILTER_KEY: row['lease_id'],
-             RESERVATION_KEY: row['reservation_id']})
+            AGGREGATE_PREFIX + row['reservation_id'], metadata)
         host_db.update(self._ctx(), row['reservation_id'],
                        aggregate_id=aggregate_id)
         row['aggregate_id'] = aggregate_id
@@ -840,18 +1016,15 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         return True
 
     def _activate(self, row, previous=None):
-        """Put the hosts in the pcloud; returns the new state."""
+        """Put the hosts in the pcloud, once a BEST-EFFORT reservation's
+
+        are empty of other projects' instances; returns the new state.
+        """
         rid = row['reservation_id']
         ctx = self._ctx()
-        if (row['lease_type'] == BEST_EFFORT
-                and self._vacate_needed(row['hosts'], row)):
-            # Its hosts cannot be emptied now: wait for others.
-            db_api.release(ctx, rid)
-            host_db.update(ctx, rid, hosts=[], state=host_db.IN_PROGRESS)
-            self._blazar_status(rid, missing_resources=True)
-            if (previous or row['state']) != host_db.IN_PROGRESS:
-                self._notify(rid, previous or row['state'])
-            return host_db.IN_PROGRESS
+        waiting = self._vacate(row, previous or row['state'])
+        if waiting:
+            return waiting
         try:
             self._join(row)
         except Exception as e:
@@ -958,10 +1131,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         return 'its hosts left pcloud %s after it failed' % row['pcloud_id']
 
     def sweep(self):
-        """Retry taking out of pclouds the hosts of ended reservations;
+        """Retry taking out of pclouds the hosts of ended (or timed out)
 
-        end those whose Blazar reservation is gone, and release claims
-        nothing holds (see reconcile).
+        reservations; end those whose Blazar reservation is gone, and
+        release claims nothing holds (see reconcile).
         """
         ctx = self._ctx()
         rows = host_db.list_reservations(ctx)
@@ -976,7 +1149,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             else:
                 host_db.update(ctx, rid, state=host_db.ENDED)
         for row in rows:
-            if row['state'] == host_db.ENDED and (
+            if row['state'] in (host_db.ENDED, host_db.TIMEDOUT) and (
                     any(h['joined'] for h in row['hosts']) or
                     row['aggregate_id']):
                 self._leave(row)
@@ -1014,18 +1187,53 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 raise mgr_exc.CantUpdateParameter(
                     param='%s of active host reservation %s' % (
                         ', '.join(changed) or 'start_date', reservation_id))
+
+            def claim(until):
+                try:
+                    host_db.claim_hosts(
+                        ctx, reservation_id,
+                        [h['host_uuid'] for h in row['hosts']],
+                        row['start_time'], until, replace=True)
+                except _LOST_RACE as e:
+                    LOG.info('Reservation %s cannot end at %s: %s',
+                             reservation_id, until, e)
+                    # Not e's message: it names a real host (seeds/000).
+                    raise errors.CapacityRefused(
+                        'Cannot move the end of reservation %s to %s: '
+                        'another reservation holds one of its hosts before '
+                        'then.' % (reservation_id, until))
+
+            def window(until):
+                # The end the PcloudFilter lets boots in until.
+                if not row['aggregate_id']:
+                    return
+                try:
+                    self.nova().aggregates.set_metadata(
+                        row['aggregate_id'], codec.lease_window_metadata(
+                            row['pcloud_id'], row['start_time'], until))
+                except Exception as e:
+                    LOG.exception('Could not end reservation %s at %s in '
+                                  'Nova', reservation_id, until)
+                    raise mgr_exc.CantUpdateParameter(
+                        'Nova failed while moving the end of reservation '
+                        '%s; try again: %s' % (reservation_id, e))
+
+            # The filter's end must never pass the claim's: a later end is
+            # claimed before Nova has it, an earlier one goes to Nova
+            # first. The first step is undone if the second fails: a
+            # refused update (409) leaves the lease as it was.
+            first, then = ((claim, window) if end > row['end_time']
+                           else (window, claim))
+            first(end)
             try:
-                host_db.claim_hosts(ctx, reservation_id,
-                                    [h['host_uuid'] for h in row['hosts']],
-                                    row['start_time'], end, replace=True)
-            except _LOST_RACE as e:
-                LOG.info('Reservation %s cannot end at %s: %s',
-                         reservation_id, end, e)
-                # Not e's message: it names a real host (seeds/000).
-                raise errors.CapacityRefused(
-                    'Cannot move the end of reservation %s to %s: another '
-                    'reservation holds one of its hosts before then.'
-                    % (reservation_id, end))
+                then(end)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    try:
+                        first(row['end_time'])
+                    except Exception:
+                        LOG.exception('Could not undo the new end of '
+                                      'reservation %s', reservation_id)
             host_db.update(ctx, reservation_id, end_time=end)
             return
         now = timeutils.utcnow().replace(microsecond=0)
@@ -1037,9 +1245,16 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                       deadline=_deadline(params, start))
         if state == host_db.INACTIVE:
             hosts = self._admit(reservation_id, params, start, end,
-                                replace=True)
+                                replace=True,
+                                occupants=self._occupants(params))
             host_db.update(ctx, reservation_id, hosts=hosts, **fields)
             return
+        if row['hosts']:
+            # Other projects' instances are moving off the hosts it holds.
+            raise mgr_exc.CantUpdateParameter(
+                param='Host reservation %s (IN-PROGRESS: other projects\' '
+                      'instances are moving off its hosts; try again once it '
+                      'is ACTIVE)' % reservation_id)
         # IN-PROGRESS: record the new terms and look again.
         host_db.update(ctx, reservation_id, **fields)
         started = (blazar_db.reservation_get(reservation_id)['status'] ==

@@ -92,6 +92,11 @@ def parse_args(argv):
                         help='start a new cloud even if the state '
                              'directory holds one (a start there carries '
                              'on with it otherwise)')
+    parser.add_argument('--blazar-filters', action='store_true',
+                        help="also run Blazar's scheduler filters "
+                             '(BlazarFilter, AggregateInstanceExtraSpecs'
+                             'Filter, AggregateMultiTenancyIsolation) '
+                             'beside the PcloudFilter; needs blazar-nova')
     parser.add_argument('--demo', action='store_true',
                         help='run the end-to-end story, stop, and exit '
                              'with its status')
@@ -164,7 +169,8 @@ def main(argv=None):
             state_dir, cache_dir=args.cache_dir, db=args.db,
             transport=args.transport, computes=args.computes,
             base_port=args.base_port, ports=dict(args.port),
-            timeout=args.timeout, fresh=args.fresh or args.demo)
+            timeout=args.timeout, fresh=args.fresh or args.demo,
+            blazar_filters=args.blazar_filters)
     except supervisor.SandboxError as e:
         print('ERROR: %s' % e, file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ not applied. Release is db.api.release.
 """
 
 import collections
+import json
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -45,12 +46,14 @@ ACTIVE = 'ACTIVE'
 TIMEDOUT = 'TIMEDOUT'
 ENDED = 'ENDED'
 STATES = (INACTIVE, IN_PROGRESS, ACTIVE, TIMEDOUT, ENDED)
-# The states in which a reservation holds (or is about to use) its hosts.
-HOLDING = (INACTIVE, ACTIVE)
+# The states in which a reservation holds (or is about to use) its hosts:
+# IN-PROGRESS ones hold theirs while other projects' instances move off.
+HOLDING = (INACTIVE, IN_PROGRESS, ACTIVE)
 
 _FIELDS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
            'availability_zone', 'required_traits', 'lease_type', 'timeout',
-           'deadline', 'start_time', 'end_time', 'state', 'aggregate_id')
+           'deadline', 'start_time', 'end_time', 'state', 'aggregate_id',
+           'migrations')
 _HOST_FIELDS = ('host_uuid', 'host_name', 'service_host', 'name', 'joined')
 
 
@@ -77,8 +80,17 @@ def _as_dict(row, hosts):
     found = {'reservation_id': row['reservation_id'],
              'created_at': row['created_at']}
     found.update((f, row[f]) for f in _FIELDS)
+    found['migrations'] = json.loads(row['migrations'] or '[]')
     found['hosts'] = hosts
     return found
+
+
+def _stored(values):
+    """values as columns: 'migrations' (a list) as JSON."""
+    if values.get('migrations') is not None:
+        values = dict(values, migrations=json.dumps(values['migrations'],
+                                                    sort_keys=True))
+    return values
 
 
 def _write_hosts(session, reservation_id, hosts):
@@ -94,7 +106,7 @@ def create(context, reservation_id, values, hosts=()):
     :param values: the _FIELDS to store
     :param hosts: [{'host_uuid', 'host_name', 'service_host', 'name'}]
     """
-    row = {f: values.get(f) for f in _FIELDS}
+    row = _stored({f: values.get(f) for f in _FIELDS})
     if row['state'] not in STATES:
         raise exception.Invalid(reason='unknown state %r' % row['state'])
     with db_api.writer(context) as session:
@@ -157,7 +169,7 @@ def update(context, reservation_id, hosts=None, **values):
     with db_api.writer(context) as session:
         result = session.execute(_RES.update().where(
             _RES.c.reservation_id == reservation_id).values(
-                updated_at=timeutils.utcnow(), **values))
+                updated_at=timeutils.utcnow(), **_stored(values)))
         if result.rowcount != 1:
             raise HostReservationNotFound(reservation=reservation_id)
         if hosts is not None:

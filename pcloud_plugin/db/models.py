@@ -252,6 +252,10 @@ class HostReservation(BASE, models.TimestampMixin):
     state = sa.Column(sa.String(16), nullable=False)
     # The per-reservation Nova aggregate holding filter_lease_id.
     aggregate_id = sa.Column(sa.Integer, nullable=True)
+    # BEST-EFFORT only: the live migrations of other projects' instances
+    # off its hosts it started (JSON: [{'server', 'host', 'tries',
+    # 'status'}]), awaited before its hosts join the pcloud.
+    migrations = sa.Column(sa.Text, nullable=True)
 
 
 class HostReservationHost(BASE):

@@ -21,6 +21,7 @@ our config and clients.
 """
 
 import collections
+import datetime
 import math
 import re
 
@@ -56,6 +57,16 @@ NODE_PREFIX = 'pcloud:hypervisor:'
 
 ENABLED = 'enabled'
 DISABLED = 'disabled'
+
+# A pcloud:host lease's own aggregate (seeds/001: filter_lease_id) and,
+# not in the seeds, the pcloud it is for and its window, so the filter
+# can tell on its own whether the lease still holds its hosts.
+LEASE_ID = 'filter_lease_id'
+LEASE_PCLOUD = 'pcloud:lease_pcloud'
+LEASE_START = 'pcloud:lease_start'
+LEASE_END = 'pcloud:lease_end'
+# UTC, to the second (Blazar's dates go by minutes).
+_MOMENT = '%Y-%m-%dT%H:%M:%SZ'
 
 # Nova limits metadata keys and values, and aggregate names, to 255.
 MAX_LENGTH = 255
@@ -256,3 +267,36 @@ class Pcloud(object):
 
 def _float_or_none(value):
     return None if value is None else float(value)
+
+
+# pcloud:host leases' aggregates.
+
+def format_moment(moment):
+    """A naive UTC datetime as lease metadata stores it."""
+    return moment.strftime(_MOMENT)
+
+
+def lease_window_metadata(pcloud_id, start, end):
+    """The keys that say for whom and when a lease holds its hosts."""
+    return {LEASE_PCLOUD: pcloud_id, LEASE_START: format_moment(start),
+            LEASE_END: format_moment(end)}
+
+
+def is_lease(metadata):
+    return LEASE_ID in metadata
+
+
+def lease_holds(metadata, pcloud_id, now):
+    """Whether the lease of this aggregate holds its hosts for
+
+    ``pcloud_id`` at ``now`` (a naive UTC datetime). A missing or garbled
+    window holds nothing: a host must not take boots for a lease nobody
+    can tell is still on (fail closed).
+    """
+    try:
+        start = datetime.datetime.strptime(metadata[LEASE_START], _MOMENT)
+        end = datetime.datetime.strptime(metadata[LEASE_END], _MOMENT)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return (metadata.get(LEASE_PCLOUD) == pcloud_id
+            and start <= now < end)

@@ -48,8 +48,18 @@ FLAVORS = (('m1.tiny', 1, 512, 1), ('m1.small', 1, 2048, 20),
            ('m1.medium', 2, 4096, 40), ('m1.large', 4, 8192, 80))
 
 
-def _filters():
-    """Nova's default filters, plus the PcloudFilter once it exists."""
+# What an operator who also runs Blazar's host and instance reservations
+# enables beside ours (blazar-nova's docs): the sandbox's blazar_filters.
+BLAZAR_FILTER = 'blazarnova.scheduler.filters.blazar_filter.BlazarFilter'
+BLAZAR_FILTERS = ('BlazarFilter', 'AggregateInstanceExtraSpecsFilter',
+                  'AggregateMultiTenancyIsolation')
+
+
+def _filters(spec):
+    """Nova's default filters, plus the PcloudFilter once it exists, and
+
+    Blazar's if the spec asks for them.
+    """
     import importlib.util
 
     from nova.conf import scheduler
@@ -57,6 +67,11 @@ def _filters():
     enabled = next(opt.default for opt in scheduler.filter_scheduler_opts
                    if opt.name == 'enabled_filters')
     available = common.Multi(['nova.scheduler.filters.all_filters'])
+    if spec.get('blazar_filters'):
+        # The Aggregate* ones are in all_filters already. Before ours: the
+        # scheduler's log of a refusal then shows what each let through.
+        available.append(BLAZAR_FILTER)
+        enabled = enabled + list(BLAZAR_FILTERS)
     try:
         found = importlib.util.find_spec(PCLOUD_FILTER_MODULE)
     except ImportError:
@@ -98,7 +113,7 @@ def _service_auth(spec, username):
 
 def _write_confs(spec, run_dir):
     dbs = spec['databases']
-    available, enabled = _filters()
+    available, enabled = _filters(spec)
     nova_conf = common.write_conf(os.path.join(run_dir, 'nova.conf'), {
         'DEFAULT': {
             'host': 'sandbox',

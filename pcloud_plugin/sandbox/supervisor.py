@@ -166,7 +166,8 @@ class Sandbox:
 
     def __init__(self, state_dir, cache_dir=None, db=None, transport=None,
                  computes=4, base_port=DEFAULT_BASE_PORT, ports=None,
-                 timeout=180, out=sys.stdout, faults=False, fresh=False):
+                 timeout=180, out=sys.stdout, faults=False, fresh=False,
+                 blazar_filters=False):
         self.state_dir = os.path.abspath(state_dir)
         self.cache_dir = os.path.abspath(
             cache_dir or os.environ.get('PCLOUD_SANDBOX_CACHE')
@@ -197,6 +198,8 @@ class Sandbox:
         self.faults_file = self.path('faults.json') if faults else None
         self.fresh = fresh
         self.resumed = False
+        # Nova's scheduler runs Blazar's filters beside ours (nova_proc).
+        self.blazar_filters = blazar_filters
 
     # -- paths and environment --------------------------------------------
 
@@ -292,6 +295,12 @@ class Sandbox:
 
     def _check(self):
         _check_requirements()
+        if (self.blazar_filters
+                and importlib.util.find_spec('blazarnova') is None):
+            raise SandboxError(
+                'Blazar\'s filters need blazar-nova in this Python (%s): '
+                '"pip install blazar-nova", or leave out --blazar-filters.'
+                % sys.executable)
         for name, port in sorted(self.ports.items(), key=lambda i: i[1]):
             _check_port(name, port)
         if not self.transport.startswith('fake:'):
@@ -374,6 +383,7 @@ class Sandbox:
             'ports': self.ports,
             'databases': self.databases.urls,
             'computes': self.computes,
+            'blazar_filters': self.blazar_filters,
         }
         with open(self.path('spec.json'), 'w') as f:
             json.dump(self.spec, f, indent=2)

@@ -26,14 +26,23 @@ Each host passes by these rules:
   request's project is one of its authorized tenants;
 * in all other cases (e.g. several ``pcloud`` hints) it fails.
 
+A host in a pcloud:host lease's aggregate (``filter_lease_id``) passes
+only while that lease holds it: the request names the lease's pcloud and
+the time (UTC) is within the window written there. So a lease's end
+stops new boots even before Blazar's end event has run (it may be late,
+or its manager down), and a host that a failed clean-up left in a lease
+aggregate takes none.
+
 It reads nothing but HostState.aggregates, the scheduler's in-memory copy
-of Nova's aggregates: no API or database call, no config of ours. The
-request is looked at once; each host costs a look at its own few
-aggregates and two dict lookups.
+of Nova's aggregates, and the clock: no API or database call, no config
+of ours. The request is looked at once; each host costs a look at its
+own few aggregates and two dict lookups, and a lease aggregate's window
+is read once per request.
 """
 
 from nova.scheduler import filters
 from nova.scheduler import utils as scheduler_utils
+from oslo_utils import timeutils
 
 from pcloud_plugin.pcloud import aggregates as codec
 
@@ -43,7 +52,8 @@ _POOL_OR_PCLOUD = frozenset((codec.TYPE_POOL, codec.TYPE_PCLOUD))
 
 def _outside_pclouds(host_state):
     for agg in host_state.aggregates:
-        if agg.metadata.get(codec.TYPE) in _POOL_OR_PCLOUD:
+        md = agg.metadata
+        if md.get(codec.TYPE) in _POOL_OR_PCLOUD or codec.is_lease(md):
             return False
     return True
 
@@ -56,6 +66,21 @@ def _in_pcloud(pcloud_id, project_id):
     """The rule for a request naming a pcloud, made once per request."""
     name = codec.pcloud_name(pcloud_id)
     tenant_key = codec.tenant_key(project_id or '')
+    now = timeutils.utcnow()
+    holds = {}  # lease aggregate id: whether it holds its hosts now
+
+    def lease_allows(host_state):
+        """False if a lease aggregate has the host and none holds it."""
+        found = False
+        for agg in host_state.aggregates:
+            if codec.is_lease(agg.metadata):
+                if agg.id not in holds:
+                    holds[agg.id] = codec.lease_holds(agg.metadata,
+                                                      pcloud_id, now)
+                if holds[agg.id]:
+                    return True
+                found = True
+        return not found
 
     def passes(host_state):
         for agg in host_state.aggregates:
@@ -64,7 +89,8 @@ def _in_pcloud(pcloud_id, project_id):
                 return (md.get(codec.TYPE) == codec.TYPE_PCLOUD
                         and md.get(tenant_key) == codec.TENANT
                         and md.get(codec.HOST_STATE_PREFIX
-                                   + host_state.nodename) == codec.ENABLED)
+                                   + host_state.nodename) == codec.ENABLED
+                        and lease_allows(host_state))
         return False
     return passes
 

@@ -149,6 +149,9 @@ class BlazarTestCase(base.LedgerTestCase):
                                group='oslo_messaging_notifications')
         self.conf.set_override('cleanup_interval', 0,
                                group='pcloud_instance')
+        # Tests run the Placement mirror themselves.
+        self.conf.set_override('placement_mirror_interval', 0,
+                               group='pcloud')
         self.useFixture(BlazarDatabase(self.conf))
         blazar_notifier.init()
         self.addCleanup(blazar_notifier.cleanup)

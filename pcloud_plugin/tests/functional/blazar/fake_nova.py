@@ -27,6 +27,11 @@ from novaclient import exceptions as nova_exc
 from oslo_utils import uuidutils
 
 
+# The fields of a server an admin sees: its host, its task.
+HOST = 'OS-EXT-SRV-ATTR:host'
+TASK = 'OS-EXT-STS:task_state'
+
+
 class _Obj:
     def __init__(self, **kwargs):
         self.__dict__.update(kwargs)
@@ -61,6 +66,9 @@ class FakeNova:
             'create': self._group_create, 'delete': self._group_delete})
         self.hypervisors = _Manager(self, 'hypervisors', {
             'get': self._hypervisor_get, 'search': self._hypervisor_search})
+        self.server_objs = {}
+        self.servers = _Manager(self, 'servers', {
+            'list': self._servers_list, 'live_migrate': self._live_migrate})
 
     def fail(self, call, error=None):
         """Make ``call`` ('server_groups.create', ...) raise from now on."""
@@ -155,6 +163,47 @@ class FakeNova:
         if agg.hosts:
             raise nova_exc.BadRequest(400, 'Aggregate still has hosts')
         del self.aggregate_objs[agg.id]
+
+    # --- servers and their live migrations ------------------------------
+
+    def add_server(self, host, project, vcpus=2, ram=4096, disk=20):
+        """A server running on ``host``, with the fields Nova shows an
+
+        admin (2.47+: the flavor's sizes inline).
+        """
+        server = _Obj(id=uuidutils.generate_uuid(), tenant_id=project,
+                      status='ACTIVE',
+                      flavor={'vcpus': vcpus, 'ram': ram, 'disk': disk},
+                      **{HOST: host, TASK: None})
+        self.server_objs[server.id] = server
+        return server
+
+    def _servers_list(self, search_opts=None):
+        host = (search_opts or {}).get('host')
+        return [s for s in self.server_objs.values()
+                if host is None or getattr(s, HOST) == host]
+
+    def _live_migrate(self, server, host, block_migration):
+        found = self.server_objs.get(getattr(server, 'id', server))
+        if found is None:
+            raise nova_exc.NotFound(404, 'No server %s' % server)
+        if found.status != 'ACTIVE' or getattr(found, TASK) is not None:
+            raise nova_exc.Conflict(409, "Cannot 'os-migrateLive' instance "
+                                    'while it is in vm_state %s'
+                                    % found.status.lower())
+        setattr(found, TASK, 'migrating')
+        found.status = 'MIGRATING'
+
+    def end_migration(self, server_id, to=None, error=False):
+        """End a server's live migration as Nova does: on host ``to``,
+
+        or back where it was (it failed), in ERROR with ``error``.
+        """
+        server = self.server_objs[server_id]
+        setattr(server, TASK, None)
+        server.status = 'ERROR' if error else 'ACTIVE'
+        if to is not None:
+            setattr(server, HOST, to)
 
     # --- server groups and hypervisors -----------------------------------
 

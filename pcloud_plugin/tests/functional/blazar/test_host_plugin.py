@@ -26,6 +26,7 @@ Hosts (Placement, mirrored into the ledger):
 """
 
 import datetime
+import time
 from unittest import mock
 
 from blazar.db import api as blazar_db
@@ -36,13 +37,13 @@ import oslo_messaging as messaging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.tests.functional.blazar import base
-from pcloud_plugin.tests.functional.blazar import fake_nova
 
 ENTRY_POINT = 'pcloud.host'
 PCLOUD = '4b8d3c2a-1f0e-4d5c-9b8a-7f6e5d4c3b2a'
@@ -69,7 +70,7 @@ class HostLeaseTestCase(base.BlazarTestCase):
         self._build_pools()
         self.host_plugin = self.manager.plugins[host_plugin.RESOURCE_TYPE]
         self.assertIsInstance(self.host_plugin, host_plugin.PcloudHostPlugin)
-        self.assertIsNone(self.host_plugin.monitor)
+        self.assertFalse(self.host_plugin.monitor.is_polling_enabled())
         transport = messaging.get_notification_transport(
             self.conf, url='fake:/')
         topic = 'pcloud-host-test-%s' % uuidutils.generate_uuid()
@@ -211,8 +212,15 @@ class ScheduleTests(HostLeaseTestCase):
                          self.pcloud_hosts())
         (lease_agg,) = [a for a in self.nova.aggregate_objs.values()
                         if a.name == host_plugin.AGGREGATE_PREFIX + rid]
+        # The window, for the PcloudFilter to refuse boots after the end.
+        row = self.row(lease)
         self.assertEqual({'filter_lease_id': lease['id'],
-                          'pcloud:reservation_id': rid}, lease_agg.metadata)
+                          'pcloud:reservation_id': rid,
+                          'pcloud:lease_pcloud': PCLOUD,
+                          'pcloud:lease_start': codec.format_moment(
+                              row['start_time']),
+                          'pcloud:lease_end': codec.format_moment(
+                              row['end_time'])}, lease_agg.metadata)
         self.assertEqual(['cn1', 'cn2'], sorted(lease_agg.hosts))
         self.assertEqual(status.reservation.ACTIVE,
                          self.blazar_reservation(lease)['status'])
@@ -306,13 +314,16 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual(self.minutes(130),
                          self.claims(rid)['start'].strftime('%Y-%m-%d %H:%M'))
 
-        # Active: only the end may move, on the same hosts.
+        # Active: only the end may move, on the same hosts; the lease's
+        # aggregate has it.
         lease = self.create_lease(self.hosts_res(1), start=0, end=60)
         rid = _reservation_of(lease)['id']
         self.start(lease['id'])
         self.update_lease(lease['id'], end_date=self.minutes(100))
         self.assertEqual(self.minutes(100),
                          self.claims(rid)['end'].strftime('%Y-%m-%d %H:%M'))
+        self.assertEqual(self.minutes(100).replace(' ', 'T') + ':00Z',
+                         self.lease_end(rid))
         e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
                               lease['id'],
                               reservations=[{'id': rid, 'amount': 2}])
@@ -322,6 +333,41 @@ class ScheduleTests(HostLeaseTestCase):
                           lease['id'], end_date=self.minutes(150))
         self.assertEqual(status.lease.ACTIVE,
                          blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(self.minutes(100).replace(' ', 'T') + ':00Z',
+                         self.lease_end(rid))
+
+    def lease_end(self, rid):
+        (agg,) = [a for a in self.nova.aggregate_objs.values()
+                  if a.name == host_plugin.AGGREGATE_PREFIX + rid]
+        return agg.metadata[codec.LEASE_END]
+
+    def test_an_end_nova_cannot_take_leaves_the_lease_as_it_was(self):
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+
+        def held():
+            return (self.claims(rid), self.row(lease)['end_time'],
+                    self.lease_end(rid))
+        before = held()
+        self.nova.fail('aggregates.set_metadata')
+        # Earlier: Nova first, the claim is not even touched. Later:
+        # claimed first, then given back (a new generation).
+        for end in (30, 90):
+            e = self.assertRaises(mgr_exc.CantUpdateParameter,
+                                  self.update_lease, lease['id'],
+                                  end_date=self.minutes(end))
+            self.assertIn('Nova failed', str(e))
+            self.assertEqual(before, held())
+            self.assertEqual(status.lease.ACTIVE,
+                             blazar_db.lease_get(lease['id'])['status'])
+            before[0]['generation'] += 2
+        del self.nova.failures['aggregates.set_metadata']
+        self.update_lease(lease['id'], end_date=self.minutes(30))
+        self.assertEqual(self.minutes(30).replace(' ', 'T') + ':00Z',
+                         self.lease_end(rid))
+        self.assertEqual(self.minutes(30), self.claims(rid)['end'].strftime(
+            '%Y-%m-%d %H:%M'))
 
     def test_deleting_a_pending_lease_frees_its_hosts(self):
         lease = self.create_lease(self.hosts_res(3))
@@ -564,81 +610,252 @@ class BestEffortTests(HostLeaseTestCase):
 
     def test_the_polling_monitor_checks_waiting_reservations(self):
         self.conf.set_override('retry_interval', 30, group='pcloud_host')
+        self.conf.set_override('placement_mirror_interval', 90,
+                               group='pcloud')
         plugin = host_plugin.PcloudHostPlugin()
         self.assertEqual(30, plugin.monitor.get_polling_interval())
         self.assertTrue(plugin.monitor.is_polling_enabled())
         with mock.patch.object(plugin, 'retry_waiting') as retry, \
-                mock.patch.object(plugin, 'sweep') as sweep:
+                mock.patch.object(plugin, 'sweep') as sweep, \
+                mock.patch.object(plugin, 'mirror_placement') as mirror:
             self.assertEqual({}, plugin.monitor.poll())
-        retry.assert_called_once_with()
-        sweep.assert_called_once_with()
+            retry.assert_called_once_with()
+            sweep.assert_called_once_with()
+            mirror.assert_called_once_with()
+            # 30 s later the waiting are checked again; the mirror, every
+            # 90 s, is not due yet.
+            with mock.patch('time.monotonic', return_value=(
+                    time.monotonic() + 30)):
+                plugin.monitor.poll()
+            self.assertEqual(2, retry.call_count)
+            self.assertEqual(1, mirror.call_count)
 
 
 class LiveMigrationTests(HostLeaseTestCase):
+    """BEST-EFFORT leases with [pcloud_host] live_migrate_others: other
+
+    projects' instances leave their hosts first, for cn5 (the only host
+    outside pools and pclouds, 32 GB).
+    """
 
     def setUp(self):
         super().setUp()
         self.conf.set_override('live_migrate_others', True,
                                group='pcloud_host')
-        self.servers = {}
-        self.migrated = []
-        self.nova.servers = fake_nova._Manager(self.nova, 'servers', {
-            'list': self._servers_list,
-            'live_migrate': lambda server, host, block: self.migrated.append(
-                server.id)})
 
-    def _servers_list(self, search_opts):
-        return [s for s in self.servers.values()
-                if s.host == search_opts['host']]
+    def server(self, host, project=OTHER_PROJECT, ram=4096):
+        return self.nova.add_server(host, project, ram=ram)
 
-    def server(self, host, project, ram=4096):
-        server = fake_nova._Obj(
-            id=uuidutils.generate_uuid(), host=host, tenant_id=project,
-            flavor={'vcpus': 2, 'ram': ram, 'disk': 20})
-        self.servers[server.id] = server
-        return server
+    def migrating(self):
+        return sorted(s.id for s in self.nova.server_objs.values()
+                      if s.status == 'MIGRATING')
 
-    def test_other_projects_instances_are_moved_off(self):
-        mine = self.server('cn1', base.PROJECT)
-        theirs = self.server('cn1', OTHER_PROJECT)
-        self.server('cn3', OTHER_PROJECT)  # not on a host leased
-        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
-                                  start=0, end=60)
+    def on_cn1(self, **values):
+        """A BEST-EFFORT lease of one host, starting now: cn1 (AVX2)."""
+        lease = self.create_lease(self.hosts_res(
+            1, 'BEST-EFFORT', required_traits=AVX2, **values), start=0,
+            end=60)
         self.assertEqual(['cn1'], self.leased(lease))
-        self.assertEqual([], self.migrated)  # not before it starts
+        return lease, _reservation_of(lease)['id']
+
+    def test_active_only_once_other_projects_instances_have_moved(self):
+        mine = self.server('cn1', base.PROJECT)
+        theirs = self.server('cn1')
+        self.server('cn3')  # not on a host leased
+        lease, rid = self.on_cn1()
+        self.assertEqual([], self.migrating())  # not before it starts
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        # The other project's instance moves; the owner's stays. The
+        # lease waits for it, holding cn1.
+        row = self.row(lease)
+        self.assertEqual((host_db.IN_PROGRESS, ['cn1']),
+                         (row['state'], self.leased(lease)))
+        self.assertEqual([{'server': theirs.id, 'host': 'cn1', 'tries': 1,
+                           'status': 'migrating'}], row['migrations'])
+        self.assertEqual([theirs.id], self.migrating())
+        self.assertNotIn(mine.id, self.migrating())
+        self.assertIsNotNone(self.claims(rid))
+        self.assertEqual([self.hosts['cn1']], [
+            a['resource_id'] for a in self.host_plugin.list_allocations(
+                {'lease_id': lease['id']})])
+        self.assertTrue(self.blazar_reservation(lease)['missing_resources'])
+        self.assertEqual([], self.pcloud.hosts)
+        # Nobody else gets cn1 meanwhile.
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.create_lease,
+                          self.hosts_res(1, 'IMMEDIATE',
+                                         required_traits=AVX2), start=0)
+        # Still migrating at the next check: still waiting.
+        self.assertEqual({rid: host_db.IN_PROGRESS},
+                         self.host_plugin.retry_waiting())
+        self.assertEqual([], self.pcloud.hosts)
+
+        # Moved: the next check puts cn1 in the pcloud.
+        self.nova.end_migration(theirs.id, to='cn5')
+        self.host_plugin.poll()
+        row = self.row(lease)
+        self.assertEqual((host_db.ACTIVE, 'moved'),
+                         (row['state'], row['migrations'][0]['status']))
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+        reservation = self.blazar_reservation(lease)
+        self.assertEqual((status.reservation.ACTIVE, False),
+                         (reservation['status'],
+                          reservation['missing_resources']))
+        self.assertEqual([('inactive', 'INACTIVE'),
+                          ('in_progress', 'IN-PROGRESS'),
+                          ('active', 'ACTIVE')], self.wait_states(rid, 3))
+        self.assertEqual('IN-PROGRESS', self.notifications.of(
+            EVENTS + 'active')[-1]['previous_state'])
+
+    def test_a_failed_migration_is_tried_again_until_the_deadline(self):
+        theirs = self.server('cn1')
+        lease, rid = self.on_cn1(timeout=10)
         self.start(lease['id'])
-        # The other project's instance is moved (there is room on cn5,
-        # the only host outside pools and pclouds); the owner's stays.
+        # Nova found no host for it: back on cn1, not migrating. The
+        # next check starts it again.
+        self.nova.end_migration(theirs.id)
+        self.assertEqual({rid: host_db.IN_PROGRESS},
+                         self.host_plugin.retry_waiting())
+        self.assertEqual([theirs.id], self.migrating())
+        self.assertEqual(2, self.row(lease)['migrations'][0]['tries'])
+        # In ERROR: Nova refuses to move it; each check tries again.
+        self.nova.end_migration(theirs.id, error=True)
+        for tries in (3, 4):
+            self.assertEqual({rid: host_db.IN_PROGRESS},
+                             self.host_plugin.retry_waiting())
+            self.assertEqual(
+                {'server': theirs.id, 'host': 'cn1', 'tries': tries,
+                 'status': 'failed'}, self.row(lease)['migrations'][0])
+        self.assertIsNotNone(self.claims(rid))
+
+        # Past its deadline (start + 10 minutes): TIMEDOUT, cn1 given back.
+        timeutils.advance_time_delta(datetime.timedelta(minutes=11))
+        self.assertEqual({rid: host_db.TIMEDOUT},
+                         self.host_plugin.retry_waiting())
+        row = self.row(lease)
+        self.assertEqual((host_db.TIMEDOUT, []), (row['state'], row['hosts']))
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+        self.assertEqual(status.reservation.ERROR,
+                         self.blazar_reservation(lease)['status'])
+        self.assertEqual([('inactive', 'INACTIVE'),
+                          ('in_progress', 'IN-PROGRESS'),
+                          ('timedout', 'TIMEDOUT')], self.wait_states(rid, 3))
+        # cn1 is free for the next lease.
+        self.assertEqual(['cn1'], self.leased(self.create_lease(
+            self.hosts_res(1, 'IMMEDIATE', required_traits=AVX2), start=0)))
+        self.delete_lease(lease['id'])
+        self.assertEqual(host_db.ENDED, self.row(lease)['state'])
+
+    def test_a_restarted_manager_carries_on(self):
+        theirs = self.server('cn1')
+        lease, rid = self.on_cn1()
+        self.start(lease['id'])
+        # The start run again (the reconciler does after a crash): the
+        # instance, migrating, is not asked to move again.
+        self.host_plugin.on_start(rid)
+        self.assertEqual((host_db.IN_PROGRESS, 1),
+                         (self.row(lease)['state'],
+                          self.row(lease)['migrations'][0]['tries']))
+        # A new plugin, as a restarted blazar-manager loads, goes on from
+        # the ledger.
+        restarted = host_plugin.PcloudHostPlugin()
+        restarted.notifier = self.host_plugin.notifier
+        self.nova.end_migration(theirs.id, to='cn5')
+        # Nova fails as cn1 joins: undone, and tried again.
+        self.nova.fail('aggregates.add_host')
+        self.assertEqual({}, restarted.retry_waiting())
+        row = self.row(lease)
+        self.assertEqual((host_db.IN_PROGRESS, [False]),
+                         (row['state'], [h['joined'] for h in row['hosts']]))
+        self.assertEqual([], self.pcloud.hosts)
+        del self.nova.failures['aggregates.add_host']
+        restarted.poll()
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
-        self.assertEqual([theirs.id], self.migrated)
-        self.assertNotIn(mine.id, self.migrated)
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+        self.assertEqual([('inactive', 'INACTIVE'),
+                          ('in_progress', 'IN-PROGRESS'),
+                          ('active', 'ACTIVE')], self.wait_states(rid, 3))
+
+    def test_no_change_while_instances_move(self):
+        self.server('cn1')
+        lease, rid = self.on_cn1()
+        self.start(lease['id'])
+        e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'], end_date=self.minutes(90))
+        self.assertIn('moving off its hosts', str(e))
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+
+    def test_admission_prefers_hosts_with_less_to_move(self):
+        self.server('cn1', ram=20000)
+        self.server('cn2', ram=20000)
+        # cn4 runs nothing of others: it, then cn1 (in name order).
+        lease = self.create_lease(self.hosts_res(2, 'BEST-EFFORT'))
+        self.assertEqual(['cn1', 'cn4'], self.leased(lease))
+
+    def test_refused_when_even_an_emptied_pool_cannot_serve_it(self):
+        # Two of these fill cn5, the only room outside pools and pclouds.
+        for host in ('cn1', 'cn2', 'cn4'):
+            self.server(host, ram=20000)
+        e = self.assertRaises(errors.CapacityRefused, self.create_lease,
+                              self.hosts_res(2, 'BEST-EFFORT'))
+        self.assertEqual(409, e.code)
+        self.assertIn('Cannot reserve 2 host(s) of host flavor big: its '
+                      'hosts cannot be emptied. Even the 2 eligible host(s) '
+                      'running the least of other projects\' instances run '
+                      '2 of them', str(e))
+        self.assertEqual([], blazar_db.lease_get_all())
+        self.assertEqual([], host_db.list_reservations(self.context))
+        self.assertEqual([], db_api.list_consumers(self.context))
+        # One host can be emptied.
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'))
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+
+    def test_one_that_would_wait_is_refused_too(self):
+        holder = self.create_lease(self.hosts_res(3, 'IMMEDIATE'), start=0)
+        self.start(holder['id'])
+        for host in ('cn1', 'cn2', 'cn4'):
+            self.server(host, ram=20000)
+        self.assertRaises(errors.CapacityRefused, self.create_lease,
+                          self.hosts_res(2, 'BEST-EFFORT'))
+        self.assertEqual([holder['id']],
+                         [lease['id'] for lease in blazar_db.lease_get_all()])
+        # Once the holder's hosts are free, one of them could be emptied.
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'))
+        self.assertEqual((host_db.IN_PROGRESS, []),
+                         (self.row(lease)['state'], self.row(lease)['hosts']))
+
+    def test_waits_when_there_is_no_room_at_its_start(self):
+        lease, rid = self.on_cn1()
+        big = self.server('cn1', ram=40000)  # cn5 has 32768
+        self.start(lease['id'])
+        # Its host cannot be emptied: it gives it back and waits.
+        self.assertEqual((host_db.IN_PROGRESS, []),
+                         (self.row(lease)['state'], self.row(lease)['hosts']))
+        self.assertIsNone(self.claims(rid))
+        self.assertTrue(self.blazar_reservation(lease)['missing_resources'])
+        self.assertEqual([], self.migrating())
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual([('inactive', 'INACTIVE'),
+                          ('in_progress', 'IN-PROGRESS')],
+                         self.wait_states(rid, 2))
+        # Gone (deleted): cn1 is taken at the next check.
+        del self.nova.server_objs[big.id]
+        self.assertEqual({rid: host_db.ACTIVE},
+                         self.host_plugin.retry_waiting())
         self.assertEqual(['cn1'], self.pcloud.hosts)
 
     def test_off_by_default(self):
         self.conf.set_override('live_migrate_others', False,
                                group='pcloud_host')
-        self.server('cn1', OTHER_PROJECT)
-        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
-                                  start=0, end=60)
+        self.server('cn1')
+        lease, _rid = self.on_cn1()
         self.start(lease['id'])
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
-        self.assertEqual([], self.migrated)
-
-    def test_waits_when_there_is_no_room_for_them(self):
-        self.server('cn1', OTHER_PROJECT, ram=40000)  # cn5 has 32768
-        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'),
-                                  start=0, end=60)
-        rid = _reservation_of(lease)['id']
-        self.start(lease['id'])
-        # Its host cannot be emptied: it gives it back and waits.
-        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
-        self.assertIsNone(self.claims(rid))
-        self.assertTrue(self.blazar_reservation(lease)['missing_resources'])
-        self.assertEqual([], self.migrated)
-        self.assertEqual([], self.pcloud.hosts)
-        self.assertEqual([('inactive', 'INACTIVE'),
-                          ('in_progress', 'IN-PROGRESS')],
-                         self.wait_states(rid, 2))
+        self.assertEqual([], self.migrating())
 
 
 class ValidationTests(HostLeaseTestCase):

@@ -14,7 +14,12 @@
 
 """The PcloudFilter in Nova's real scheduler: where instances land."""
 
+import datetime
+
+from oslo_utils import timeutils
+
 from pcloud_plugin import exception
+from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.tests.functional.nova import base
 
 OWNER = 'owner-project'
@@ -98,3 +103,38 @@ class PcloudFilterTests(base.PcloudNovaTestCase):
         self.boot(self.owner_api, self.pcloud)
         self.assert_no_valid_host(
             self.boot(self.owner_api, self.pcloud, expected='ERROR'))
+
+    def _lease(self, host, start, end):
+        """An aggregate as a pcloud:host lease makes for its host."""
+        nova = self.service.nova
+        aggregate = nova.aggregates.create('pcloud-lease:test', None)
+        metadata = codec.lease_window_metadata(self.pcloud, start, end)
+        metadata[codec.LEASE_ID] = 'a-lease'
+        nova.aggregates.set_metadata(aggregate.id, metadata)
+        nova.aggregates.add_host(aggregate.id, host)
+        return aggregate
+
+    def test_a_leased_host_takes_boots_within_the_window(self):
+        now = timeutils.utcnow()
+        self._lease(self.hosts['on'], now - datetime.timedelta(hours=1),
+                    now + datetime.timedelta(hours=1))
+        server, = self.boot(self.owner_api, self.pcloud)
+        self.assertEqual(self.hosts['on'], self.host_of(server))
+
+    def test_a_leased_host_takes_none_once_the_window_has_passed(self):
+        """Blazar's end event has not run: the host is still in the
+
+        pcloud, enabled, and in the lease's aggregate.
+        """
+        now = timeutils.utcnow()
+        lease = self._lease(self.hosts['on'],
+                            now - datetime.timedelta(hours=2),
+                            now - datetime.timedelta(minutes=1))
+        self.assert_no_valid_host(
+            self.boot(self.owner_api, self.pcloud, expected='ERROR'))
+        # What refused it was the window alone.
+        self.service.nova.aggregates.set_metadata(lease.id, {
+            codec.LEASE_END: codec.format_moment(
+                now + datetime.timedelta(hours=1))})
+        server, = self.boot(self.owner_api, self.pcloud)
+        self.assertEqual(self.hosts['on'], self.host_of(server))

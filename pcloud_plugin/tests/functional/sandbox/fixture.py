@@ -18,7 +18,9 @@ The first test of a test process that uses ``SandboxFixture`` starts the
 cloud (Keystone, Nova with Placement, Blazar: three processes, on free
 loopback ports); later tests reuse it; it stops when the process exits.
 Tests must leave it as they would like to find it (or use their own
-project and names).
+project and names). ``SandboxFixture(blazar_filters=True)`` is another,
+separate cloud whose scheduler also runs Blazar's filters: each variant
+is started once per process.
 """
 
 import atexit
@@ -43,7 +45,8 @@ from pcloud_plugin.sandbox import demo
 from pcloud_plugin.sandbox import supervisor
 
 _LOCK = threading.Lock()
-_SANDBOX = None
+# The running sandbox of each variant (its blazar_filters).
+_SANDBOXES = {}
 # Taken at import: tests get a temporary directory of their own (oslotest),
 # removed when they end, and the cloud outlives them.
 _TMP = tempfile.gettempdir()
@@ -69,36 +72,42 @@ def _stop(sandbox):
     shutil.rmtree(sandbox.state_dir, ignore_errors=True)
 
 
-def get_sandbox():
-    """This process's running sandbox, started on first use."""
-    global _SANDBOX
+def get_sandbox(blazar_filters=False):
+    """This process's running sandbox of a variant, started on first use."""
     with _LOCK:
-        if _SANDBOX is not None and _SANDBOX.dead():
+        sandbox = _SANDBOXES.get(blazar_filters)
+        if sandbox is not None and sandbox.dead():
             # A service died under an earlier test: start afresh.
-            _stop(_SANDBOX)
-            _SANDBOX = None
-        if _SANDBOX is None:
+            _stop(sandbox)
+            sandbox = None
+        if sandbox is None:
             sandbox = supervisor.Sandbox(
                 tempfile.mkdtemp(prefix='pcloud-sandbox-', dir=_TMP),
-                ports=free_ports(), out=io.StringIO(), faults=True)
+                ports=free_ports(), out=io.StringIO(), faults=True,
+                blazar_filters=blazar_filters)
             try:
                 sandbox.start()
             except BaseException:
                 shutil.rmtree(sandbox.state_dir, ignore_errors=True)
                 raise
             atexit.register(_stop, sandbox)
-            _SANDBOX = sandbox
-        return _SANDBOX
+            _SANDBOXES[blazar_filters] = sandbox
+        return sandbox
 
 
 class SandboxFixture(fixtures.Fixture):
     """``sandbox`` (a running supervisor.Sandbox) and ``cli`` (the real
 
-    command-line clients pointed at it).
+    command-line clients pointed at it); ``blazar_filters``: the variant
+    whose Nova also runs Blazar's filters.
     """
 
+    def __init__(self, blazar_filters=False):
+        super().__init__()
+        self.blazar_filters = blazar_filters
+
     def _setUp(self):
-        self.sandbox = get_sandbox()
+        self.sandbox = get_sandbox(self.blazar_filters)
         self.cli = demo.Cli(self.sandbox)
 
 

@@ -17,11 +17,14 @@
 RequestSpec objects.
 """
 
+import datetime
 import subprocess
 import sys
 
+import fixtures
 from nova import objects
 from nova.scheduler import host_manager
+from oslo_utils import timeutils
 import testtools
 
 from pcloud_plugin.pcloud import aggregates as codec
@@ -135,6 +138,103 @@ class PcloudFilterTests(testtools.TestCase):
             aggregates = [self.pcloud]
         self.assertEqual(1, len(self.filter.filter_all(
             [Bare()], _spec(pcloud=PCLOUD))))
+
+
+NOW = datetime.datetime(2026, 5, 1, 12, 0, 0)
+HOUR = datetime.timedelta(hours=1)
+
+
+def _lease(agg_id, start=NOW - HOUR, end=NOW + HOUR, pcloud=PCLOUD):
+    md = codec.lease_window_metadata(pcloud, start, end)
+    md[codec.LEASE_ID] = 'lease-%d' % agg_id
+    return _aggregate(agg_id, 'pcloud-lease:%d' % agg_id, md)
+
+
+class LeaseWindowTests(PcloudFilterTests):
+    """cn-on is leased into PCLOUD (filter_lease_id) for NOW +- an hour:
+
+    every rule above holds the same while the lease holds it.
+    """
+
+    def setUp(self):
+        super().setUp()
+        timeutils.set_time_override(NOW)
+        self.addCleanup(timeutils.clear_time_override)
+        self.lease = _lease(10)
+        self.hosts['cn-on'].aggregates.append(self.lease)
+
+    def test_the_keys_the_host_plugin_writes(self):
+        self.assertEqual('filter_lease_id', codec.LEASE_ID)  # seeds/001
+        self.assertEqual({'pcloud:lease_pcloud': PCLOUD,
+                          'pcloud:lease_start': '2026-05-01T11:00:00Z',
+                          'pcloud:lease_end': '2026-05-01T13:00:00Z'},
+                         codec.lease_window_metadata(PCLOUD, NOW - HOUR,
+                                                     NOW + HOUR))
+
+    def test_within_the_window_the_lessees_tenants_pass(self):
+        self.assertEqual(['cn-on'], self._passing(_spec(pcloud=PCLOUD)))
+        self.assertEqual(['cn-on'],
+                         self._passing(_spec('p2', pcloud=PCLOUD)))
+        self.assertEqual([], self._passing(_spec('p3', pcloud=PCLOUD)))
+
+    def test_from_its_end_and_before_its_start_nothing_passes(self):
+        for now in (NOW + HOUR, NOW + 2 * HOUR, NOW - 2 * HOUR):
+            timeutils.set_time_override(now)
+            self.assertEqual([], self._passing(_spec(pcloud=PCLOUD)), now)
+        timeutils.set_time_override(NOW + HOUR - datetime.timedelta(
+            seconds=1))
+        self.assertEqual(['cn-on'], self._passing(_spec(pcloud=PCLOUD)))
+
+    def test_a_lease_for_another_pcloud_lets_nothing_in(self):
+        self.lease.metadata[codec.LEASE_PCLOUD] = OTHER
+        self.assertEqual([], self._passing(_spec(pcloud=PCLOUD)))
+
+    def test_missing_or_garbled_window_fails_closed(self):
+        for key, value in ((codec.LEASE_START, None),
+                           (codec.LEASE_END, None),
+                           (codec.LEASE_PCLOUD, None),
+                           (codec.LEASE_END, '2026-05-01 13:00'),
+                           (codec.LEASE_START, 'soon')):
+            self.lease.metadata = dict(_lease(10).metadata)
+            if value is None:
+                del self.lease.metadata[key]
+            else:
+                self.lease.metadata[key] = value
+            self.assertEqual([], self._passing(_spec(pcloud=PCLOUD)), key)
+
+    def test_one_lease_holding_it_is_enough(self):
+        """A lease aggregate a failed clean-up left behind grants nothing,
+
+        and takes nothing from the lease holding the host now.
+        """
+        self.hosts['cn-on'].aggregates.insert(
+            0, _lease(11, NOW - 3 * HOUR, NOW - 2 * HOUR))
+        self.assertEqual(['cn-on'], self._passing(_spec(pcloud=PCLOUD)))
+        self.lease.metadata[codec.LEASE_END] = codec.format_moment(NOW)
+        self.assertEqual([], self._passing(_spec(pcloud=PCLOUD)))
+
+    def test_without_the_hint_a_leased_host_never_passes(self):
+        # Even one in no pool or pcloud.
+        self.hosts['plain'].aggregates = [_lease(12)]
+        self.assertEqual(['general'], self._passing(_spec()))
+
+    def test_reads_each_window_once_per_request(self):
+        hosts = [_host('h%d' % n, self.pcloud, self.lease)
+                 for n in range(3)]
+        for host in hosts:
+            self.pcloud.metadata[codec.host_state_key(host.nodename)] = (
+                codec.ENABLED)
+        seen = []
+        holds = codec.lease_holds
+
+        def counting(*args):
+            seen.append(args)
+            return holds(*args)
+        self.useFixture(fixtures.MockPatchObject(codec, 'lease_holds',
+                                                 counting))
+        self.assertEqual(3, len(self.filter.filter_all(
+            hosts, _spec(pcloud=PCLOUD))))
+        self.assertEqual(1, len(seen))
 
 
 class FilterImportsTests(testtools.TestCase):

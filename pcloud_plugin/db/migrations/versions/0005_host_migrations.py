@@ -1,0 +1,33 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The live migrations a BEST-EFFORT host reservation awaits.
+
+Revision ID: 0005_host_migrations
+Revises: 0004_intents
+Create Date: 2026-12-02
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0005_host_migrations'
+down_revision = '0004_intents'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.add_column('pcloud_host_reservations',
+                  sa.Column('migrations', sa.Text, nullable=True))
