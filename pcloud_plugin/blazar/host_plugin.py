@@ -100,6 +100,7 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import partition
 from pcloud_plugin.pcloud import service as pcloud_service
 
 LOG = logging.getLogger(__name__)
@@ -261,6 +262,9 @@ class Pools:
         self.holders = collections.defaultdict(list)
         self._az = {}
         self.default_az = default_az
+        # Blazar's physical:host plugin's: never ours (pcloud.partition).
+        self.blazars = partition.blazar_hosts(
+            aggregates, CONF.pcloud.blazar_freepool_name)
         for agg in aggregates:
             md = getattr(agg, 'metadata', None) or {}
             hosts = getattr(agg, 'hosts', None) or ()
@@ -295,7 +299,8 @@ def eligible_hosts(forest, pools, params, leased):
     roots = {p.name: p.uuid for p in forest if p.parent_uuid is None}
     found = {}
     for host in getattr(pool, 'hosts', None) or ():
-        if pools.holders.get(host) and host not in leased:
+        if (pools.holders.get(host) and host not in leased
+                or host in pools.blazars):
             continue
         zone = params['availability_zone']
         if zone is not None and pools.az_of(host) != zone:
@@ -557,13 +562,20 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         named. A claim that lost the hosts to a concurrent lease picks
         again from a fresh read. Raises NotEnoughHostsAvailable.
         """
-        last = None
-        for _attempt in range(CONF.pcloud_host.admission_retries + 1):
+        last, fresh = None, None
+        for _attempt in range(CONF.pcloud_host.admission_retries + 2):
             hosts, why = self._pick(params, start, end,
                                     exclude=reservation_id,
                                     occupants=occupants)
             if hosts is None:
                 raise errors.CapacityRefused(why)
+            if fresh is None:
+                # Freshness: what Placement changed on these hosts since
+                # the mirror last read them is in the ledger now.
+                fresh = not self.mirror().refresh(
+                    self._ctx(), [h['host_uuid'] for h in hosts])
+                if not fresh:
+                    continue
             try:
                 host_db.claim_hosts(self._ctx(), reservation_id,
                                     [h['host_uuid'] for h in hosts],

@@ -185,7 +185,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         super().__init__()
         self.monitor = monitor.PollingMonitor(
             (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval),
-            (self.mirror_placement,
+            (lambda: self.mirror_placement(),
              lambda: CONF.pcloud.placement_mirror_interval))
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()

@@ -50,10 +50,12 @@ from novaclient import api_versions
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from pcloud_plugin import conf
 from pcloud_plugin import exception
-from pcloud_plugin.pcloud import aggregates as pcloud_aggregates
+from pcloud_plugin.pcloud import partition
 
 LOG = logging.getLogger(__name__)
+CONF = conf.CONF
 
 # 1.26: an inventory may reserve all of its total (how an ended
 # reservation's class is closed while instances still hold units of it).
@@ -72,7 +74,6 @@ SLOT_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 # MB of its host's memory each reserved boot takes, left out of the hold.
 TICKET_MB = 1
 _CHILD_NAMESPACE = uuid.UUID('6d0c3e0a-5e53-4c1b-9a0e-2f3c6b1d7a52')
-PCLOUD_TYPES = (pcloud_aggregates.TYPE_PCLOUD, pcloud_aggregates.TYPE_POOL)
 RESERVATION_KEY = 'reservation'
 FLAVOR_EXTRA_SPEC = 'aggregate_instance_extra_specs:' + RESERVATION_KEY
 _RETRIES = 10
@@ -274,23 +275,21 @@ class NovaObjects:
         self.nova = client
 
     def pcloud_exclusions(self):
-        """(aggregate uuids, host names) of pclouds and host flavor pools:
+        """(aggregate uuids, host names) instance reservations never use:
 
-        hosts there are never used for instance reservations (seeds/000).
-        Names are both service hosts and hypervisor names, as Placement
-        names compute node providers after the latter.
+        pclouds and host flavor pools (seeds/000), and the hosts of
+        Blazar's physical:host plugin (pcloud.partition). Names are both
+        service hosts and hypervisor names, as Placement names compute
+        node providers after the latter.
         """
-        uuids, hosts = set(), set()
-        for aggregate in self.nova.aggregates.list():
-            metadata = getattr(aggregate, 'metadata', None) or {}
-            if metadata.get(pcloud_aggregates.TYPE) in PCLOUD_TYPES:
-                if getattr(aggregate, 'uuid', None):
-                    uuids.add(aggregate.uuid)
-                hosts.update(getattr(aggregate, 'hosts', None) or ())
-                hosts.update(
-                    value for key, value in metadata.items()
-                    if key.startswith(pcloud_aggregates.NODE_PREFIX))
-        return uuids, hosts
+        aggregates = self.nova.aggregates.list()
+        uuids = {aggregate.uuid for aggregate in aggregates
+                 if getattr(aggregate, 'uuid', None) and (
+                     partition.is_ours(aggregate) or partition.is_blazars(
+                         aggregate, CONF.pcloud.blazar_freepool_name))}
+        return uuids, (partition.our_hosts(aggregates) |
+                       partition.blazar_hosts(
+                           aggregates, CONF.pcloud.blazar_freepool_name))
 
     def service_host(self, host_uuid, host_name):
         """Nova's service host of a compute node provider (aggregates

@@ -80,6 +80,13 @@ pcloud_opts = [
                     'tell that allocations were deleted (the provider '
                     'generation does not move), so this is how freed '
                     'capacity comes back to the ledger.'),
+    cfg.StrOpt('blazar_freepool_name',
+               default='freepool',
+               help='The aggregate where Blazar\'s physical:host plugin '
+                    'keeps the hosts registered with it: blazar.conf '
+                    '[nova] aggregate_freepool_name. Its hosts, and those '
+                    'of aggregates with blazar:owner metadata, are that '
+                    'plugin\'s alone: our plugins never use them.'),
     cfg.StrOpt('default_availability_zone',
                default='nova',
                help='The availability zone of a host that is in no '

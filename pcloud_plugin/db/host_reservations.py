@@ -285,11 +285,12 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
 
 @db_api.retry_on_deadlock
 def busy_intervals(context, roots, not_before, before=None,
-                   exclude_consumer=None):
+                   exclude_consumer=None, exclude_prefix=None):
     """{root uuid: [(start, end)]}: when anything is claimed on the hosts'
 
     trees, for claims ending after not_before (and starting before
-    ``before`` if given), every consumer's but exclude_consumer's. Each
+    ``before`` if given), every consumer's but exclude_consumer's and
+    those whose id starts with exclude_prefix. Each
     of ``roots`` is a key, with [] when the host has no such claim. Open
     ends are capacity.window.FOREVER.
     """
@@ -311,9 +312,27 @@ def busy_intervals(context, roots, not_before, before=None,
         query = query.where(_ALLOC.c.start_time < before)
     if exclude_consumer is not None:
         query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
+    if exclude_prefix is not None:
+        query = query.where(sa.not_(
+            _ALLOC.c.consumer_id.startswith(exclude_prefix)))
     with db_api.reader(context) as session:
         for uuid, c_start, c_end in session.execute(query):
             busy[uuid].append((c_start, c_end))
     for intervals in busy.values():
         intervals.sort()
     return busy
+
+
+def held_until(context, host_name, not_holders=None):
+    """Until when claims hold the host named ``host_name`` (its provider's
+
+    tree), from now: an end (FOREVER: no end), or None if nothing does.
+    Consumers whose id starts with ``not_holders`` do not count.
+    """
+    uuid = db_api.provider_uuid_named(context, host_name)
+    if uuid is None:
+        return None
+    busy = busy_intervals(context, [uuid],
+                          timeutils.utcnow().replace(microsecond=0),
+                          exclude_prefix=not_holders)[uuid]
+    return max((end for _start, end in busy), default=None)

@@ -39,6 +39,7 @@ from oslo_serialization import jsonutils
 from werkzeug import exceptions as http_exc
 
 from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar.api import host_guard
 from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin.blazar import errors  # noqa: blazar-api learns our codes
@@ -87,13 +88,24 @@ def get_lease_guard():
 
 
 def _guard_leases(bp):
-    """Hooks on Blazar's own lease routes: body types, one change of a
+    """Hooks on Blazar's own routes: lease body types, one change of a
 
-    lease at a time (lease_lock).
+    lease at a time (lease_lock), no host of ours for Blazar's
+    physical:host plugin (host_guard).
     """
     bp.before_app_request(_check_lease_body)
+    bp.before_app_request(_guard_hosts)
     bp.before_app_request(lease_lock.before)
     bp.teardown_app_request(lease_lock.teardown)
+
+
+def _guard_hosts():
+    """Before Blazar's POST /v1/os-hosts: none of our hosts (host_guard)."""
+    why = host_guard.refusal()
+    if why is None:
+        return None
+    blazar_utils.set_api_version_request()
+    return _error(409, why, 'HostHeldByPcloud')
 
 
 HOST_EXTENSION = 'pcloud.host'

@@ -497,6 +497,16 @@ class BestEffortTests(HostLeaseTestCase):
         self.assertEqual([], blazar_db.lease_get_all())
         self.assertEqual([], host_db.list_reservations(self.context))
 
+    def test_hosts_of_blazars_physical_host_plugin_are_never_leased(self):
+        # cn1 also registered with Blazar's own plugin (its freepool): a
+        # broken partition (pcloud-status upgrade check says so), ours
+        # keep off it.
+        self.nova.aggregates.create('freepool', None).hosts.append('cn1')
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.hosts_res(3, 'BEST-EFFORT', timeout=30))
+        self.assertIn('only 2 host(s) could ever serve it', str(e))
+
     def test_admitted_at_once_when_hosts_are_free(self):
         lease = self.create_lease(self.hosts_res(2, 'BEST-EFFORT'),
                                   start=30, end=90)

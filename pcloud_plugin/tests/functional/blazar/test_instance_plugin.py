@@ -268,6 +268,20 @@ class PlacementTests(base.BlazarTestCase):
                               self.reservation(3, affinity=False))
         self.assertIn('Only 2 of 3 slots fit (affinity false', str(e))
 
+    def test_hosts_of_blazars_physical_host_plugin_are_never_used(self):
+        # Registered with Blazar's plugin: in its freepool, or leased by
+        # it (a pool with blazar:owner), as Nova's aggregates say.
+        self.nova.aggregates.create('freepool', None).hosts.append('cn2')
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease,
+                              self.reservation(2, affinity=False))
+        self.assertIn('Only 1 of 2 slots fit (affinity false', str(e))
+        leased = self.nova.aggregates.create('a1b2', None)
+        leased.metadata['blazar:owner'] = 'someone'
+        leased.hosts.append('cn1')
+        self.assertRaises(mgr_exc.NotEnoughHostsAvailable, self.create_lease,
+                          self.reservation(1))
+
     def test_capacity_is_placements_not_the_hosts_raw_size(self):
         # 7 on cn1 (memory after reserved), 4 on cn2 (NUMA nodes, shared
         # disk), none on cn3 (pcloud): 11, though cn3 alone has room for 32.

@@ -156,6 +156,16 @@ def _blazar_sql(sandbox, statement, **params):
         engine.dispose()
 
 
+def ledger_sql(sandbox, statement, **params):
+    """The first column of every row a query of the ledger returns."""
+    engine = sa.create_engine(sandbox.databases.urls['ledger'])
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(sa.text(statement), params).scalars())
+    finally:
+        engine.dispose()
+
+
 def reservation_of(sandbox, lease_id):
     """The id of a lease's (first) reservation, from Blazar's database."""
     return _blazar_sql(sandbox, 'SELECT id FROM reservations WHERE '

@@ -1,0 +1,77 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Blazar's physical:host plugin takes no host of ours (pcloud.partition).
+
+Before Blazar's view of ``POST /v1/os-hosts`` (an operator registering a
+compute with Blazar's physical:host plugin): a host in one of our host
+flavor pools or pclouds, or whose provider holds claims of our
+reservations now or later, is refused with 409 saying what holds it and
+until when. The other way round, our plugins never use a host Blazar's
+plugin holds. So whichever comes second is refused, in either order.
+"""
+
+import json
+import re
+
+import flask
+from oslo_log import log as logging
+
+from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar import mirror
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.pcloud import partition
+
+LOG = logging.getLogger(__name__)
+_HOSTS = re.compile(r'/os-hosts/?$')
+
+
+def why_held(name, aggregates):
+    """Why the host named ``name`` is ours, or None."""
+    if name in partition.our_hosts(aggregates):
+        return 'it is in a pcloud or host flavor pool'
+    # Usage of instances running outside reservations is no holder:
+    # Blazar's plugin refuses hosts that run instances itself.
+    until = host_db.held_until(context_mod.get_admin_context(), name,
+                               not_holders=mirror.USAGE_PREFIX)
+    if until is None:
+        return None
+    return 'reservations of pcloud-plugin hold it %s' % (
+        'with no end' if until >= window_mod.FOREVER
+        else 'until %s' % until.isoformat())
+
+
+def refusal():
+    """Why the request must be refused (409), or None: Blazar goes on."""
+    request = flask.request
+    if request.method != 'POST' or not _HOSTS.search(request.path):
+        return None
+    try:
+        body = json.loads(request.get_data(cache=True) or b'null')
+    except ValueError:
+        return None  # Blazar's to answer
+    name = body.get('name') if isinstance(body, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        why = why_held(name, handlers.get_service().nova.aggregates.list())
+    except Exception:
+        LOG.exception('Could not tell whether host %s is ours', name)
+        why = 'pcloud-plugin could not tell whether it holds it'
+    if why is None:
+        return None
+    return ("Host %s cannot be added to Blazar's physical:host plugin: %s."
+            % (name, why))

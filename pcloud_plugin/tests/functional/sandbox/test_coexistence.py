@@ -1,0 +1,94 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Blazar's own physical:host plugin beside ours, in the sandbox (which
+
+loads it, as DevStack does): the hosts registered with it are its alone
+(pcloud.partition), in either order. A host given to Blazar's plugin
+takes none of our instance slots, and its physical:host lease starts;
+a host our slots hold cannot be given to Blazar's plugin (409 saying
+until when).
+"""
+
+import datetime
+
+from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import common
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+
+class PhysicalHostBesideOurs(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        cloud = self.useFixture(fixture.SandboxFixture())
+        self.sandbox, self.cli = cloud.sandbox, cloud.cli
+        self.clients = fixture.Clients(self.sandbox)
+        self.computes = sorted(c['name'] for c in self.sandbox.computes)
+
+    def _lease(self, name, reservation):
+        end = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = self.clients.demo._request('POST', '/leases', {
+            'name': name, 'start_date': 'now', 'events': [],
+            'end_date': end.strftime('%Y-%m-%d %H:%M'),
+            'reservations': [reservation]})['lease']
+        self.addCleanup(fixture.delete_lease, self.clients.demo,
+                        lease['id'])
+        return self.cli.wait(
+            'lease %s to start' % name, ('openstack', 'reservation', 'lease',
+                                         'show', lease['id']),
+            lambda found: found['status'] in ('ACTIVE', 'ERROR'),
+            user=common.DEMO_USER)
+
+    def _slots(self, amount):
+        return {'resource_type': 'virtual:instance', 'amount': amount,
+                'vcpus': 1, 'memory_mb': 64, 'disk_gb': 1,
+                'affinity': False, 'resource_properties': ''}
+
+    def test_each_plugin_keeps_to_its_own_hosts(self):
+        blazars = self.computes[-1]
+        ours = self.computes[:-1]
+        host = self.clients.admin._request('POST', '/os-hosts',
+                                           {'name': blazars})['host']
+        self.addCleanup(self.clients.admin._request, 'DELETE',
+                        '/os-hosts/%s' % host['id'])
+        # One slot on each of the other hosts fits; one more host's
+        # worth does not: Blazar's host takes none.
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.clients.demo._request, 'POST',
+            '/leases', {'name': 'too-wide', 'start_date': 'now',
+                        'end_date': '2099-01-01 00:00', 'events': [],
+                        'reservations': [self._slots(len(ours) + 1)]})
+        self.assertEqual(409, refused.code, refused)
+        spread = self._lease('spread', self._slots(len(ours)))
+        self.assertEqual('ACTIVE', spread['status'])
+        rid = fixture.reservation_of(self.sandbox, spread['id'])
+        hosts = fixture.ledger_sql(
+            self.sandbox, 'SELECT host_name FROM '
+            'pcloud_instance_reservation_slots WHERE reservation_id = :rid',
+            rid=rid)
+        self.assertEqual(sorted(ours), sorted(hosts))
+        # Blazar's plugin leases its host.
+        physical = self._lease('physical', {
+            'resource_type': 'physical:host', 'min': 1, 'max': 1,
+            'hypervisor_properties': '', 'resource_properties': ''})
+        self.assertEqual('ACTIVE', physical['status'])
+        # And may not have a host our slots hold.
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.clients.admin._request, 'POST',
+            '/os-hosts', {'name': ours[0]})
+        self.assertEqual(409, refused.code, refused)
+        self.assertIn('reservations of pcloud-plugin hold it until', str(
+            refused))
