@@ -1037,6 +1037,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         waiting = self._vacate(row, previous or row['state'])
         if waiting:
             return waiting
+        if self._occupants(row) is None:
+            row = self._empty_hosts(row)
         try:
             self._join(row)
         except Exception as e:
@@ -1050,6 +1052,41 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self._blazar_status(rid, missing_resources=False)
         self._notify(rid, previous or row['state'])
         return host_db.ACTIVE
+
+    def _empty_hosts(self, row):
+        """The record, with hosts that run no other project's instance:
+
+        the lessee must never see another project's instances (instances
+        outlive the leases they were booted in). Occupied hosts are
+        picked again among the free ones for the rest of the window;
+        EventError (the lease in ERROR) when there are not enough empty.
+        """
+        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        if pcloud is None:
+            return row  # joining fails on that, saying so
+        occupants = Occupants(self.nova(), codec.Pcloud(
+            pcloud.metadata).tenants)
+        if not occupants.on(row['hosts']):
+            return row
+        rid = row['reservation_id']
+        now = timeutils.utcnow().replace(microsecond=0)
+        why = 'too few are empty'
+        try:
+            hosts = self._admit(rid, _params_of(row), max(now, row[
+                'start_time']), row['end_time'], replace=True,
+                occupants=occupants)
+        except mgr_exc.NotEnoughHostsAvailable as e:
+            why = e
+        else:
+            # The claim is on these now, empty or not: so is the record.
+            host_db.update(self._ctx(), rid, hosts=hosts)
+            if not occupants.on(hosts):
+                LOG.info('Reservation %s takes empty hosts in place of '
+                         'occupied ones', rid)
+                return host_db.get(self._ctx(), rid)
+        raise mgr_exc.EventError(
+            error='Host reservation %s cannot start: its hosts run '
+                  'instances of other projects, and %s' % (rid, why))
 
     def _row(self, resource_id):
         try:

@@ -602,8 +602,7 @@ class PcloudService(object):
         raise exception.NoFreeHost(
             flavor_id=flavor_id,
             where=' in availability zone %s' % az if az else '',
-            why=(': every free one is reserved in the ledger (%s)' % booked
-                 if booked else ''))
+            why=(': %s' % booked if booked else ''))
 
     def _claim_one(self, cloud, free, view, name):
         """(host, None, intent): a host of ``free``, at random, now claimed
@@ -614,13 +613,21 @@ class PcloudService(object):
         booked = None
         for host in _RANDOM.sample(free, len(free)):
             node = cloud.node_of[host]
+            # Instances outlive the leases they were booted in: a pcloud
+            # is handed only empty hosts.
+            running = self._servers_on(node)
+            if running:
+                booked = ('a free one runs %d instance(s) an ended lease '
+                          'left' % len(running))
+                continue
             intent = self.leases.begin(
                 ALLOCATE, '%s/%s' % (view.id, name), pcloud_id=view.id,
                 name=name, host=host, hostname=node)
             faults.step(ALLOCATE, 'claim')
-            booked = self.leases.claim_host(node)
-            if booked is None:
+            held = self.leases.claim_host(node)
+            if held is None:
                 return host, None, intent
+            booked = 'every free one is reserved in the ledger (%s)' % held
             self.leases.end(intent)
         return None, booked, None
 

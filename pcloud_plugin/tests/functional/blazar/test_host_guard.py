@@ -61,3 +61,27 @@ class HostGuardTests(base.PcloudAPITestCase):
     def test_other_hosts_go_on_to_blazar(self):
         resp = self.register('cn4.example.com')
         self.assertNotEqual(409, resp.status_code, resp.text)
+
+
+class EmptyHandoverTests(base.PcloudAPITestCase):
+    """A pcloud is handed only hosts that run no instance: instances
+
+    outlive the leases they were booted in (seeds/001).
+    """
+
+    def test_a_host_an_ended_lease_left_instances_on_is_not_allocated(self):
+        self.make_pool()
+        for host in base.POOL_HOSTS[1:]:
+            self.nova.nodes[host]['servers'] = ['left-behind']
+        pcloud_id = self.make_pcloud()
+        self.allocate(pcloud_id, 'h1')
+        (agg,) = [a for a in self.nova.aggregates.list()
+                  if a.metadata.get('pcloud:id') == pcloud_id]
+        self.assertEqual([base.POOL_HOSTS[0]], list(agg.hosts))
+        error = self.call('alice-member', 'POST',
+                          '/pclouds/%s/hosts' % pcloud_id,
+                          {'name': 'h2', 'flavor_id': 'big'},
+                          expect=409).json()
+        self.assertEqual('NoFreeHost', error['error_name'])
+        self.assertIn('runs 1 instance(s) an ended lease left',
+                      error['error_message'])

@@ -170,6 +170,30 @@ class HostLeaseTestCase(base.BlazarTestCase):
 
 class ScheduleTests(HostLeaseTestCase):
 
+    def test_at_start_occupied_hosts_give_way_to_empty_ones(self):
+        # Instances outlive leases: another project's runs on cn1 when
+        # the lease that picked it starts.
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        self.assertEqual(['cn1'], self.leased(lease))
+        self.nova.add_server('cn1', OTHER_PROJECT)
+        self.start(lease['id'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn2'], self.leased(lease))
+        self.assertEqual(['cn2'], sorted(self.pcloud.hosts))
+        self.assertEqual({self.hosts['cn2'], self.hosts['cn2-numa0'],
+                          self.hosts['cn2-numa1']}, set(self.claims(
+                              _reservation_of(lease)['id'])['amounts']))
+
+    def test_a_start_with_too_few_empty_hosts_fails(self):
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        for host in ('cn1', 'cn2', 'cn4'):
+            self.nova.add_server(host, OTHER_PROJECT)
+        self.assertEqual(status.event.ERROR, self.run_event(
+            lease['id'], 'start_lease')['status'])
+        self.assertEqual(status.lease.ERROR,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual([], self.pcloud.hosts)
+
     def test_schedule_lifecycle(self):
         lease = self.create_lease(self.hosts_res(2), start=60, end=120)
         rid = _reservation_of(lease)['id']
