@@ -809,11 +809,18 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             LOG.info('Reservation %s: no room elsewhere for the %d '
                      'instance(s) of other projects on its hosts; it waits',
                      rid, len(others))
-            db_api.release(ctx, rid)
-            host_db.update(ctx, rid, hosts=[], migrations=[],
-                           state=host_db.IN_PROGRESS)
-        else:
-            self._migrate(row, others)
+            return self._wait_for_hosts(rid, previous)
+        self._migrate(row, others)
+        self._blazar_status(rid, missing_resources=True)
+        if previous != host_db.IN_PROGRESS:
+            self._notify(rid, previous)
+        return host_db.IN_PROGRESS
+
+    def _wait_for_hosts(self, rid, previous):
+        """Give the hosts back; wait IN-PROGRESS for others to be free."""
+        db_api.release(self._ctx(), rid)
+        host_db.update(self._ctx(), rid, hosts=[], migrations=[],
+                       state=host_db.IN_PROGRESS)
         self._blazar_status(rid, missing_resources=True)
         if previous != host_db.IN_PROGRESS:
             self._notify(rid, previous)
@@ -946,6 +953,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 host_db.set_joined(self._ctx(), row['reservation_id'],
                                    host['host_uuid'], True)
                 host['joined'] = True
+            # The pcloud's allocation ratios while it is in it (again
+            # after a crash: it is safe to).
+            self.pclouds().lend_ratios(pcloud, host['host_name'])
             faults.step(reconcile.LEASE_START, 'lease-aggregate')
             self._add_host(lease_agg, host['service_host'])
 
@@ -976,6 +986,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                     nova.aggregates.set_metadata(pcloud.id, {
                         codec.host_state_key(host['host_name']):
                             codec.DISABLED})
+                    self.pclouds().restore_ratios(pcloud,
+                                                  host['host_name'])
                     faults.step(reconcile.LEASE_END, 'remove')
                     try:
                         nova.aggregates.remove_host(pcloud.id,
@@ -1019,6 +1031,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 or host['service_host'] in (pcloud.hosts or ())):
             return True
         try:
+            self.pclouds().restore_ratios(pcloud, host['host_name'])
             self.nova().aggregates.set_metadata(pcloud.id, {
                 key: None, codec.host_state_key(host['host_name']): None})
         except Exception:
@@ -1039,6 +1052,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             return waiting
         if self._occupants(row) is None:
             row = self._empty_hosts(row)
+            if row is None:
+                # BEST-EFFORT: other hosts may come free before its end.
+                return self._wait_for_hosts(rid, previous or host_db.INACTIVE)
         try:
             self._join(row)
         except Exception as e:
@@ -1058,8 +1074,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
 
         the lessee must never see another project's instances (instances
         outlive the leases they were booted in). Occupied hosts are
-        picked again among the free ones for the rest of the window;
-        EventError (the lease in ERROR) when there are not enough empty.
+        picked again among the free ones for the rest of the window; when
+        there are not enough empty, None for a BEST-EFFORT reservation (it
+        waits), else EventError (the lease in ERROR).
         """
         pcloud = self.pools().pclouds.get(row['pcloud_id'])
         if pcloud is None:
@@ -1084,6 +1101,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 LOG.info('Reservation %s takes empty hosts in place of '
                          'occupied ones', rid)
                 return host_db.get(self._ctx(), rid)
+        if row['lease_type'] == BEST_EFFORT:
+            return None
         raise mgr_exc.EventError(
             error='Host reservation %s cannot start: its hosts run '
                   'instances of other projects, and %s' % (rid, why))

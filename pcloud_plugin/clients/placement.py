@@ -98,11 +98,16 @@ def read_forest(adapter):
         [read_provider(adapter, rp) for rp in list_providers(adapter)])
 
 
-def _named_provider(adapter, name):
+def provider_named(adapter, name):
+    """The provider named ``name``, as list_providers gives it."""
     found = _get(adapter, '/resource_providers?name=%s' % parse.quote(name))
     if not found['resource_providers']:
         raise exception.ResourceProviderNotFound(provider=name)
-    return found['resource_providers'][0]['uuid']
+    return found['resource_providers'][0]
+
+
+def _named_provider(adapter, name):
+    return provider_named(adapter, name)['uuid']
 
 
 def set_allocation_ratios(adapter, provider_name, ratios, retries=10):

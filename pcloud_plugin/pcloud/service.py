@@ -36,6 +36,8 @@ from oslo_utils import uuidutils
 
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
+from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import placement_sync
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
@@ -785,13 +787,9 @@ class PcloudService(object):
         aggregate, its keys forgotten, its permanent claim released
         unless another pcloud holds it.
         """
-        saved = view.saved_ratios.get(hostname)
-        if saved:
+        if view.saved_ratios.get(hostname):
             faults.step(operation, 'ratios')
-            self._placement_call(
-                'put back the allocation ratios of a host',
-                placement_client.set_allocation_ratios, self.placement,
-                hostname, {VCPU: saved[0], MEMORY_MB: saved[1]})
+            self._restore_ratios(view, hostname)
         if host in agg.hosts:
             faults.step(operation, 'remove')
             self._call('remove a host from pcloud %s' % view.id,
@@ -887,6 +885,51 @@ class PcloudService(object):
             'set the allocation ratios of a host',
             placement_client.set_allocation_ratios, self.placement,
             hostname, ratios)
+        self._mirror_host(hostname)
+
+    def _restore_ratios(self, view, hostname):
+        """The host's own ratios (saved in the pcloud) back in Placement."""
+        saved = view.saved_ratios.get(hostname)
+        if saved:
+            self._placement_call(
+                'put back the allocation ratios of a host',
+                placement_client.set_allocation_ratios, self.placement,
+                hostname, {VCPU: saved[0], MEMORY_MB: saved[1]})
+            self._mirror_host(hostname)
+        return saved
+
+    def _mirror_host(self, hostname):
+        """The host's new ratios in the ledger now, not at the mirror's
+
+        next pass (blazar.mirror), so admissions see them at once.
+        """
+        try:
+            provider = placement_client.read_provider(
+                self.placement, placement_client.provider_named(
+                    self.placement, hostname))
+            placement_sync.sync_facts(context_mod.get_admin_context(),
+                                      provider, placement_sync.SyncReport())
+        except Exception:
+            LOG.warning('Could not mirror host %s into the ledger now; the '
+                        'Placement mirror will', hostname, exc_info=True)
+
+    # Leased hosts (the pcloud:host plugin): the pcloud's ratios while
+    # they are in it, their own back when they leave.
+
+    def lend_ratios(self, agg, hostname):
+        """A host joining the pcloud of ``agg`` takes its ratios."""
+        view = codec.Pcloud(agg.metadata)
+        ratios = _ratios(view.cpu_allocation_ratio, view.ram_allocation_ratio)
+        if ratios:
+            self._apply_ratios(agg, view, hostname, ratios)
+
+    def restore_ratios(self, agg, hostname):
+        """A host leaving the pcloud of ``agg`` gets its own ratios back;
+
+        the saved ones are forgotten. Safe to run again.
+        """
+        if self._restore_ratios(codec.Pcloud(agg.metadata), hostname):
+            self._set_metadata(agg, {codec.saved_ratios_key(hostname): None})
 
 
 def _ratios(cpu, ram):

@@ -184,6 +184,28 @@ class ScheduleTests(HostLeaseTestCase):
                           self.hosts['cn2-numa1']}, set(self.claims(
                               _reservation_of(lease)['id'])['amounts']))
 
+    def test_leased_hosts_take_the_pclouds_ratios_and_give_them_back(self):
+        self.pcloud.metadata[codec.CPU_RATIO] = '4.0'
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        self.assertEqual(['cn1'], self.leased(lease))
+
+        def ratios():
+            theirs = self.placement.client.get(
+                '/resource_providers/%s/inventories' % self.hosts['cn1']
+            ).json()['inventories']['VCPU']['allocation_ratio']
+            ours = db_api.get_inventories(
+                self.context, self.hosts['cn1'])['VCPU'].allocation_ratio
+            return theirs, ours
+
+        self.assertEqual((1.0, 1.0), ratios())
+        self.start(lease['id'])
+        # In Placement and, at once, in the ledger.
+        self.assertEqual((4.0, 4.0), ratios())
+        self.end(lease['id'])
+        self.assertEqual((1.0, 1.0), ratios())
+        self.assertEqual([], [k for k in self.pcloud.metadata
+                              if k.startswith(codec.SAVED_RATIOS_PREFIX)])
+
     def test_a_start_with_too_few_empty_hosts_fails(self):
         lease = self.create_lease(self.hosts_res(1), start=60, end=120)
         for host in ('cn1', 'cn2', 'cn4'):
@@ -883,13 +905,19 @@ class LiveMigrationTests(HostLeaseTestCase):
         self.assertEqual(['cn1'], self.pcloud.hosts)
 
     def test_off_by_default(self):
+        # Nothing moves: the lease waits for an empty host, as hosts are
+        # handed over only empty.
         self.conf.set_override('live_migrate_others', False,
                                group='pcloud_host')
-        self.server('cn1')
+        server = self.server('cn1')
         lease, _rid = self.on_cn1()
         self.start(lease['id'])
-        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
         self.assertEqual([], self.migrating())
+        del self.nova.server_objs[server.id]
+        self.host_plugin.retry_waiting()
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn1'], self.leased(lease))
 
 
 class ValidationTests(HostLeaseTestCase):
