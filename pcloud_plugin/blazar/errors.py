@@ -19,9 +19,10 @@ exception modules; a name it does not find is a 500 with the message
 hidden, and Blazar's NotEnoughHostsAvailable has no code (500 too).
 
 CapacityRefused is a NotEnoughHostsAvailable (the manager treats it as
-one) with code 409; CloudUnreachable, when Nova or Placement cannot be
-reached, is 503. A refused *update* is raised as CantUpdateParameter
-(409) instead: Blazar's update_lease restores the lease's status only
+one) with code 409; QuotaRefused, over a project's units quota, is 403;
+CloudUnreachable, when Nova or Placement cannot be reached, is 503. A
+refused *update* is raised as CantUpdateParameter (409) instead:
+Blazar's update_lease restores the lease's status only
 for the exact exception types it lists, and puts it in ERROR for any
 other, subclasses included. Importing this module makes its name known to
 blazar.manager.exceptions; blazar-api imports it with our API extension
@@ -56,6 +57,12 @@ class PoolTooSmall(CapacityRefused):
     """
 
 
+class QuotaRefused(blazar_exc.BlazarException):
+    """The lease would take the project over its units quota."""
+    msg_fmt = '%(reason)s'
+    code = 403
+
+
 class CloudUnreachable(blazar_exc.BlazarException):
     """Nova or Placement did not answer: nothing was reserved."""
     msg_fmt = UNREACHABLE
@@ -63,7 +70,8 @@ class CloudUnreachable(blazar_exc.BlazarException):
 
 
 # blazar-api looks remote exceptions up by name here (see above).
-for _refusal in (CapacityRefused, PoolTooSmall, CloudUnreachable):
+for _refusal in (CapacityRefused, PoolTooSmall, QuotaRefused,
+                 CloudUnreachable):
     if not hasattr(mgr_exc, _refusal.__name__):
         setattr(mgr_exc, _refusal.__name__, _refusal)
 
@@ -76,7 +84,7 @@ def update_refusals():
     """
     try:
         yield
-    except CapacityRefused as e:
+    except (CapacityRefused, QuotaRefused) as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
     except ks_exc.ConnectionError as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.

@@ -505,6 +505,20 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 raise _malformed('lease_type', 'an IMMEDIATE lease starts '
                                  'now, not at %s: use SCHEDULE' % start)
 
+    def _check_quota(self, project_id, params, start, end, exclude=None):
+        """Leased hosts count against the project's units quota while
+
+        held (QuotaRefused, 403, if they would take it over).
+        """
+        try:
+            self.pclouds().check_lease_quota(
+                project_id, params['host_flavor'], params['amount'], start,
+                end, exclude=exclude)
+        except exception.QuotaExceeded as e:
+            raise errors.QuotaRefused(reason='Cannot reserve %s from %s to '
+                                      '%s: %s' % (_describe(params), start,
+                                                  end, e.message))
+
     def _blazar_status(self, reservation_id, **values):
         try:
             blazar_db.reservation_update(reservation_id, values)
@@ -638,6 +652,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         project_id = self._project_id(values)
         pools = self.pools()
         self._check_pcloud(pools, params['pcloud_id'], project_id)
+        self._check_quota(project_id, params, start, end)
         occupants = self._occupants(params, pools)
         try:
             hosts = self._admit(reservation_id, params, start, end,
@@ -1255,6 +1270,9 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 raise mgr_exc.CantUpdateParameter(
                     param='%s of active host reservation %s' % (
                         ', '.join(changed) or 'start_date', reservation_id))
+            if end > row['end_time']:
+                self._check_quota(row['project_id'], params, start, end,
+                                  exclude=reservation_id)
 
             def claim(until):
                 try:
@@ -1309,6 +1327,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         if 'pcloud_id' in changed:
             self._check_pcloud(self.pools(), params['pcloud_id'],
                                row['project_id'])
+        self._check_quota(row['project_id'], params, start, end,
+                          exclude=reservation_id)
         fields = dict(params, start_time=start, end_time=end,
                       deadline=_deadline(params, start))
         if state == host_db.INACTIVE:

@@ -30,6 +30,7 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -54,6 +55,25 @@ class LeaseHolds(object):
         return host_db.list_reservations(
             context_mod.get_admin_context(), pcloud_id=pcloud_id,
             states=LIVE)
+
+    def leased_hosts(self):
+        """Service hosts in a pcloud through a lease, now."""
+        return host_db.joined_service_hosts(context_mod.get_admin_context())
+
+    def units_peak(self, project_id, units_of, start, end, exclude=None):
+        """The most quota units the project's live host leases hold at
+
+        once within [start, end) (``units_of``: a host flavor's units per
+        host), but reservation ``exclude``'s.
+        """
+        spans = [(max(row['start_time'], start), row['end_time'],
+                  row['amount'] * units_of(row['host_flavor']))
+                 for row in host_db.list_reservations(
+                     context_mod.get_admin_context(), states=LIVE)
+                 if row['project_id'] == project_id
+                 and row['reservation_id'] != exclude
+                 and row['end_time'] > start and row['start_time'] < end]
+        return window_mod.max_in_sweep(spans, start, end)[0] if spans else 0
 
     def holding_host(self, pcloud_id, name):
         """The reservation whose lease put the host named ``name`` in the
@@ -138,6 +158,12 @@ class NoLeases(object):
 
     def live(self, pcloud_id):
         return []
+
+    def leased_hosts(self):
+        return set()
+
+    def units_peak(self, project_id, units_of, start, end, exclude=None):
+        return 0
 
     def holding_host(self, pcloud_id, name):
         return None

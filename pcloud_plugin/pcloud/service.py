@@ -32,8 +32,10 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
@@ -108,11 +110,16 @@ class _Cloud(object):
         pool = self.pools.get(self.flavor_of.get(host))
         return codec.host_flavor(pool.metadata).units if pool else 0
 
-    def units_held(self, project_id):
+    def units_held(self, project_id, leased=()):
+        """Units of the project's pclouds' hosts, but those ``leased``."""
         return sum(self.units(host)
                    for agg in self.pclouds.values()
                    if agg.metadata.get(codec.OWNER) == project_id
-                   for host in agg.hosts)
+                   for host in agg.hosts if host not in leased)
+
+    def flavor_units(self, flavor_id):
+        pool = self.pools.get(flavor_id)
+        return codec.host_flavor(pool.metadata).units if pool else 0
 
     def free_hosts(self, flavor_id, az, default_az):
         return sorted(
@@ -304,12 +311,36 @@ class PcloudService(object):
         return self.conf.pcloud.project_units_quota.get(
             project_id, self.conf.pcloud.units_quota)
 
-    def _check_quota(self, cloud, project_id, extra):
+    def _check_quota(self, cloud, project_id, extra, start=None, end=None,
+                     exclude=None):
+        """QuotaExceeded unless its units stay within the limit:
+
+        the project's hosts for good, plus ``extra``, plus the most its
+        host leases hold at once in [start, end) (from now on by default).
+        """
         limit = self._quota(project_id)
-        requested = cloud.units_held(project_id) + extra
-        if limit >= 0 and requested > limit:
+        if limit < 0:
+            return
+        start = start or timeutils.utcnow().replace(microsecond=0)
+        requested = (cloud.units_held(project_id, self.leases.leased_hosts())
+                     + extra + self.leases.units_peak(
+                         project_id, cloud.flavor_units, start,
+                         end or window_mod.FOREVER, exclude))
+        if requested > limit:
             raise exception.QuotaExceeded(
                 project_id=project_id, requested=requested, limit=limit)
+
+    def check_lease_quota(self, project_id, flavor_id, amount, start, end,
+                          exclude=None):
+        """For a pcloud:host lease: QuotaExceeded unless its hosts fit in
+
+        the project's units quota beside its other leases and its hosts
+        for good, all through its window.
+        """
+        cloud = self._cloud()
+        self._check_quota(cloud, project_id,
+                          amount * cloud.flavor_units(flavor_id), start, end,
+                          exclude)
 
     # Cloud admin: host flavors and their pools.
 

@@ -67,6 +67,9 @@ class HostLeaseTestCase(base.BlazarTestCase):
             microsecond=0))
         self.addCleanup(timeutils.clear_time_override)
         super().setUp()
+        # Leased hosts count against the units quota: QuotaTests say how;
+        # the others are about hosts and time, each host worth 4 units.
+        self.conf.set_override('units_quota', -1, group='pcloud')
         self._build_pools()
         self.host_plugin = self.manager.plugins[host_plugin.RESOURCE_TYPE]
         self.assertIsInstance(self.host_plugin, host_plugin.PcloudHostPlugin)
@@ -918,6 +921,50 @@ class LiveMigrationTests(HostLeaseTestCase):
         self.host_plugin.retry_waiting()
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
         self.assertEqual(['cn1'], self.leased(lease))
+
+
+class QuotaTests(HostLeaseTestCase):
+    """Leased hosts count against the units quota while held: 8 units,
+
+    2 hosts of "big" (4 units each) at any one moment, leases and hosts
+    for good together.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.conf.set_override('units_quota', 8, group='pcloud')
+
+    def test_leases_count_only_while_they_hold(self):
+        self.create_lease(self.hosts_res(2), start=60, end=120)
+        e = self.assertRaises(errors.QuotaRefused, self.create_lease,
+                              self.hosts_res(1), start=90, end=150)
+        self.assertEqual(403, e.code)
+        self.assertIn('would hold 12 quota units, over its limit of 8',
+                      str(e))
+        # Once the first has ended, the same two hosts' worth is fine.
+        self.create_lease(self.hosts_res(2), start=120, end=180)
+        self.assertEqual(2, len(host_db.list_reservations(self.context)))
+
+    def test_hosts_for_good_and_leases_count_together(self):
+        pclouds = self.host_plugin.pclouds()
+        self.create_lease(self.hosts_res(1), start=60, end=120)
+        pclouds.allocate_host(self.context, PCLOUD, 'mine-1', 'big')
+        e = self.assertRaises(exception.QuotaExceeded, pclouds.allocate_host,
+                              self.context, PCLOUD, 'mine-2', 'big')
+        self.assertIn('would hold 12 quota units', str(e))
+        # A lease beside both is refused; after the first, it fits.
+        self.assertRaises(errors.QuotaRefused, self.create_lease,
+                          self.hosts_res(1), start=90, end=150)
+        self.create_lease(self.hosts_res(1), start=120, end=180)
+
+    def test_growing_a_lease_over_the_quota_is_refused(self):
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        rid = _reservation_of(lease)['id']
+        e = self.assertRaises(
+            mgr_exc.CantUpdateParameter, self.update_lease, lease['id'],
+            reservations=[{'id': rid, 'amount': 3}])
+        self.assertIn('over its limit of 8', str(e))
+        self.assertEqual(1, self.row(lease)['amount'])
 
 
 class ValidationTests(HostLeaseTestCase):
