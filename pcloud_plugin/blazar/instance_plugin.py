@@ -41,6 +41,7 @@ from blazar import context as blazar_context
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from blazar import status
+from blazar.utils.openstack import nova as blazar_nova
 from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
@@ -71,6 +72,9 @@ RESOURCE_TYPE = 'virtual:instance'
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
 _NONE = ('none', 'null', '')
+# The extra spec (and aggregate key) naming a reservation's server group,
+# as Blazar's own plugin writes it.
+AFFINITY_KEY = 'affinity_id'
 # What a claim raises when a concurrent lease took the capacity first.
 _LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected)
 
@@ -207,6 +211,15 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
     def _exclusions(self):
         return self.nova().pcloud_exclusions()
+
+    @staticmethod
+    def lessee_nova():
+        """Nova as the lease's project: Blazar runs a lease's events in a
+
+        context made from its trust, whose token this client uses.
+        """
+        return resources.NovaObjects(blazar_nova.BlazarNovaClient(
+            ctx=blazar_context.current()).nova)
 
     def promises(self):
         return promises.Promises(self.placement(), self._ctx())
@@ -661,9 +674,16 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             self._join(row['aggregate_id'], slot)
         if row['affinity'] is not None and not row['server_group_id']:
             faults.step(reconcile.LEASE_START, 'server-group')
-            row['server_group_id'] = nova.create_server_group(
+            # In the lessee's project: Nova shows a server group (and takes
+            # it as a boot's hint) only to its own project.
+            row['server_group_id'] = self.lessee_nova().create_server_group(
                 resources.flavor_name(rid), row['affinity'])
             res_db.update(ctx, rid, server_group_id=row['server_group_id'])
+        if row['server_group_id']:
+            # The flavor asks for it (affinity_id): so must the aggregate,
+            # for AggregateInstanceExtraSpecsFilter.
+            nova.set_aggregate_metadata(row['aggregate_id'], {
+                AFFINITY_KEY: row['server_group_id']})
         extra_specs = {'resources:%s' % row['resource_class']: '1',
                        resources.FLAVOR_EXTRA_SPEC: rid}
         # The reservation's hold has the capacity: a boot takes a slot,
@@ -677,7 +697,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         extra_specs.update(('trait:%s' % t, 'required') for t in required)
         extra_specs.update(('trait:%s' % t, 'forbidden') for t in forbidden)
         if row['server_group_id']:
-            extra_specs['affinity_id'] = row['server_group_id']
+            extra_specs[AFFINITY_KEY] = row['server_group_id']
         # Last, so the flavor shows up only once all it relies on exists.
         faults.step(reconcile.LEASE_START, 'flavor')
         res_db.update(ctx, rid, flavor_id=rid)

@@ -350,6 +350,9 @@ class NovaObjects:
         except nova_exc.NotFound:
             pass
 
+    def set_aggregate_metadata(self, aggregate_id, metadata):
+        self.nova.aggregates.set_metadata(aggregate_id, metadata)
+
     def create_aggregate(self, name, metadata):
         try:
             aggregate = self.nova.aggregates.create(name, None)

@@ -45,7 +45,9 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar import instance_plugin
 from pcloud_plugin.blazar import mirror
+from pcloud_plugin.blazar import resources
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.db import api as db_api
@@ -171,6 +173,10 @@ class BlazarTestCase(base.LedgerTestCase):
                                        uuid=PCLOUD_AGG)
         self.useFixture(fixtures.MockPatchObject(
             nova_client, 'get_client', return_value=self.nova))
+        # The lessee's Nova (a trust's token in production): the same one.
+        self.useFixture(fixtures.MockPatchObject(
+            instance_plugin.VirtualInstancePlugin, 'lessee_nova',
+            staticmethod(lambda: resources.NovaObjects(self.nova))))
         # The Pcloud API keeps one service a process: on this Nova.
         handlers.reset()
         self.addCleanup(handlers.reset)
