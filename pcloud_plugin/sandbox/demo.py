@@ -28,6 +28,10 @@ import subprocess
 import sys
 import time
 
+from keystoneauth1 import adapter
+from keystoneauth1 import loading
+from keystoneauth1 import session
+
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
@@ -176,6 +180,38 @@ class Cli:
             time.sleep(0.5)
 
 
+def placement(sandbox):
+    """The admin's Placement (what osc-placement would ask, were it
+
+    installed): what the ledger and the scheduler go by.
+    """
+    env = sandbox.env('admin')
+    auth = loading.get_plugin_loader('password').load_from_options(
+        auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
+        password=env['OS_PASSWORD'], project_name=env['OS_PROJECT_NAME'],
+        user_domain_id='default', project_domain_id='default')
+    return adapter.Adapter(session.Session(auth=auth),
+                           service_type='placement')
+
+
+def placement_free(sandbox, rc):
+    """{compute: how much of ``rc`` Placement has free on it}."""
+    client = placement(sandbox)
+    free = {}
+    for compute in sandbox.computes:
+        (provider,) = client.get('/resource_providers?name=%s'
+                                 % compute['name']).json()[
+                                     'resource_providers']
+        url = '/resource_providers/%s/' % provider['uuid']
+        inventory = client.get(url + 'inventories').json()[
+            'inventories'][rc]
+        used = client.get(url + 'usages').json()['usages'].get(rc, 0)
+        free[compute['name']] = int(
+            (inventory['total'] - inventory['reserved'])
+            * inventory['allocation_ratio']) - used
+    return free
+
+
 def _in_an_hour():
     return (datetime.datetime.now(datetime.timezone.utc)
             + datetime.timedelta(hours=1)).strftime('%Y-%m-%d %H:%M')
@@ -269,25 +305,36 @@ def cloud_story(story, sandbox):
     slots = {}
 
     def instance_lease():
+        # Two slots that take all the free disk of the roomiest host
+        # (disk: it has no quota to lift): only such a host can take
+        # them, and the reservation then holds it full.
+        free = placement_free(sandbox, 'DISK_GB')
+        disk = max(free.values()) // 2
+        slots['hosts'] = sorted(h for h, n in free.items() if n >= 2 * disk)
         found = lease('demo-slots', 'resource_type=virtual:instance,'
-                      'vcpus=1,memory_mb=512,disk_gb=1,amount=2,'
-                      'affinity=True')
+                      'vcpus=1,memory_mb=512,disk_gb=%d,amount=2,'
+                      'affinity=True' % disk)
         reservation = found['reservations']
         if isinstance(reservation, str):
             reservation = json.loads(reservation)
         if isinstance(reservation, list):
             reservation = reservation[0]
         slots['flavor'] = reservation['id']
-        return 'ACTIVE, reserved flavor %s' % slots['flavor']
+        slots['disk'] = disk
+        return ('ACTIVE, reserved flavor %s, %d GB of disk each: all that '
+                '%s has free' % (slots['flavor'], disk,
+                                 ' or '.join(slots['hosts'])))
     story.step('the demo member reserves 2 instance slots on one host '
-               '(virtual:instance)', instance_lease)
+               '(virtual:instance) that fill its disk', instance_lease)
 
     def boot_reserved():
         booted = [boot('demo-reserved-vm%d' % n, slots['flavor'])
                   for n in (1, 2)]
         hosts = {line.rsplit(' ', 1)[1] for line in booted}
-        if len(hosts) != 1:
-            raise AssertionError('affinity broken: %s' % booted)
+        if len(hosts) != 1 or not hosts <= set(slots['hosts']):
+            raise AssertionError('not both on one of %s: %s'
+                                 % (slots['hosts'], booted))
+        (slots['host'],) = hosts
         return '; '.join(booted)
     story.step('the demo member boots both slots, on one host',
                boot_reserved)
@@ -297,6 +344,15 @@ def cloud_story(story, sandbox):
     story.step('another project cannot use the reserved flavor',
                lambda: boot_fails(cli, 'alt-vm', slots['flavor'],
                                   common.ALT_USER))
+    # An admin may ask for a host (2.74), and the scheduler still checks
+    # it. The host has room for this server but for what the slots hold
+    # (they leave less than 1 GB of its disk).
+    story.step('another project\'s plain boot onto the slots\' host is '
+               'refused, the reservation holds it: openstack server create '
+               '--host',
+               lambda: boot_fails(cli, 'admin-on-slots-host', 'm1.small',
+                                  'admin', '--os-compute-api-version', '2.74',
+                                  '--host', slots['host']))
 
     def end_slots():
         flavor = cli.json('openstack', 'flavor', 'show', slots['flavor'])
@@ -316,6 +372,27 @@ def cloud_story(story, sandbox):
                 % flavor['name'])
     story.step('ending the slots lease removes what it made, and kills '
                'nothing', end_slots)
+
+    def slots_freed():
+        for server in cli.json('openstack', 'server', 'list', '--name',
+                               '^demo-reserved-vm', user=demo):
+            cli.run('openstack', 'server', 'delete', '--wait', server['ID'],
+                    user=demo)
+        # Held until they are gone (seeds/001: the end kills nothing).
+        client = placement(sandbox)
+        deadline = time.monotonic() + 60
+        while client.get('/allocations/%s' % slots['flavor']).json()[
+                'allocations']:
+            if time.monotonic() > deadline:
+                raise AssertionError('Placement still holds capacity for '
+                                     'reservation %s' % slots['flavor'])
+            time.sleep(1)
+        free = placement_free(sandbox, 'DISK_GB')[slots['host']]
+        if free < 2 * slots['disk']:
+            raise AssertionError('%s has %d GB free' % (slots['host'], free))
+        return '%s has its %d GB free again' % (slots['host'], free)
+    story.step('once the member deletes those servers, their host is free '
+               'again', slots_freed)
 
     def end_lease():
         cli.run('openstack', 'reservation', 'lease', 'delete',
@@ -530,26 +607,6 @@ def scheduled_host_story(story, cli, made):
     story.step('at its start the lease is ACTIVE and its host in the '
                'pcloud', started)
 
-    def kept():
-        (host,) = hosts()
-        for args in (('host', 'set', 'demo-pcloud', host['Name'],
-                      '--disable'),
-                     ('host', 'release', 'demo-pcloud', host['Name']),
-                     ('delete', 'demo-pcloud')):
-            try:
-                cli.run('openstack', 'pcloud', *args, user=demo)
-            except CommandFailed as e:
-                if 'HTTP 409' not in str(e) or 'lease' not in str(e):
-                    raise AssertionError('refused, but not as a conflict '
-                                         'with the lease: %s' % e)
-                continue
-            raise AssertionError('pcloud %s was not refused' % args[0])
-        if [h['State'] for h in hosts()] != ['enabled']:
-            raise AssertionError(hosts())
-        return 'disable, release and pcloud delete: 409, naming the lease'
-    story.step('while it is ACTIVE, the tenant cannot disable or release '
-               'the leased host, nor delete the pcloud', kept)
-
     def ended():
         cli.wait('lease %s to end' % name,
                  ('openstack', 'reservation', 'lease', 'show', name),
@@ -563,6 +620,54 @@ def scheduled_host_story(story, cli, made):
             datetime.datetime.now(datetime.timezone.utc).strftime(
                 '%H:%M:%S'))
     story.step('at its end the host leaves the pcloud', ended)
+    story.step('after its end, a boot into the pcloud does not land on the '
+               'host: openstack server create --hint pcloud=<id>',
+               lambda: boot_fails(cli, 'demo-after-lease', 'm1.small', demo,
+                                  '--hint', 'pcloud=%s' % made['pcloud']))
+
+
+def leased_refusals(story, cli, made, found):
+    """While a lease (``found['lease']``) holds the pcloud's one host:
+
+    no boot of another project there, and the lessee can neither take the
+    host out of the pcloud nor delete the pcloud (409, naming the lease).
+    """
+    demo = common.DEMO_USER
+    story.step('the alt project, not authorized, cannot boot into the '
+               'leased host either',
+               lambda: boot_fails(cli, 'alt-leased-vm', 'm1.small',
+                                  common.ALT_USER, '--hint',
+                                  'pcloud=%s' % made['pcloud']))
+
+    def conflict(*args):
+        try:
+            cli.run('openstack', 'pcloud', *args, user=demo)
+        except CommandFailed as e:
+            if 'HTTP 409' not in str(e) or found['lease'] not in str(e):
+                raise AssertionError('refused, but not with a 409 naming '
+                                     'lease %s: %s' % (found['lease'], e))
+            return 'refused: %s' % e
+        raise AssertionError('openstack pcloud %s was not refused'
+                             % ' '.join(args))
+
+    def hosts():
+        return cli.json('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
+                        user=demo)
+
+    def disable():
+        (host,) = hosts()
+        refused = conflict('host', 'set', 'demo-pcloud', host['Name'],
+                           '--disable')
+        if [h['State'] for h in hosts()] != ['enabled']:
+            raise AssertionError('after the refusal: %s' % hosts())
+        return refused
+    story.step('the lessee cannot disable the leased host: openstack '
+               'pcloud host set --disable', disable)
+    story.step('nor release it: openstack pcloud host release',
+               lambda: conflict('host', 'release', 'demo-pcloud',
+                                hosts()[0]['Name']))
+    story.step('nor delete the pcloud the lease targets: openstack pcloud '
+               'delete', lambda: conflict('delete', 'demo-pcloud'))
 
 
 def best_effort_story(story, cli, made):
@@ -593,25 +698,29 @@ def best_effort_story(story, cli, made):
                 'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
                 'BEST-EFFORT', '--timeout', '30', '--end-date',
                 _minute(datetime.timedelta(hours=1)), user=demo)
-        cli.wait('lease %s to start' % name,
-                 ('openstack', 'reservation', 'lease', 'show', name),
-                 lambda lease: lease['status'] == 'ACTIVE', user=demo,
-                 timeout=120)
+        found['lease'] = cli.wait(
+            'lease %s to start' % name,
+            ('openstack', 'reservation', 'lease', 'show', name),
+            lambda lease: lease['status'] == 'ACTIVE', user=demo,
+            timeout=120)['id']
         moved = cli.wait(
             'admin-squatter to move',
             ('openstack', 'server', 'show', found['server']),
             lambda server: server['status'] == 'ACTIVE' and server[
                 'OS-EXT-SRV-ATTR:host'] != made['host'], timeout=120)
-        hosts = cli.json('openstack', 'pcloud', 'host', 'list',
-                         'demo-pcloud', user=demo)
-        if [h['State'] for h in hosts] != ['enabled']:
-            raise AssertionError(hosts)
+        # The host joins once the migration has finished.
+        hosts = cli.wait('the host to join the pcloud',
+                         ('openstack', 'pcloud', 'host', 'list',
+                          'demo-pcloud'),
+                         lambda hosts: [h['State'] for h in hosts] == [
+                             'enabled'], user=demo)
         return ('ACTIVE; admin-squatter live-migrated to %s; the pcloud '
                 'holds %s' % (moved['OS-EXT-SRV-ATTR:host'],
                               hosts[0]['Name']))
     story.step('the demo member\'s BEST-EFFORT lease moves it away and '
                'takes the host: openstack pcloud lease create --type '
                'BEST-EFFORT', lease)
+    leased_refusals(story, cli, made, found)
 
     def end():
         cli.run('openstack', 'reservation', 'lease', 'delete', name,
