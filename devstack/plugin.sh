@@ -38,9 +38,18 @@ function configure_pcloud_plugin {
     _pcloud_keystone_auth "$PCLOUD_BLAZAR_CONF" pcloud_placement
 }
 
-function init_pcloud_plugin {
+function init_pcloud_database {
+    # In post-config, after Blazar's plugin configured it and before it
+    # starts Blazar (its "extra" phase): blazar-manager reads the ledger
+    # from its first moment.
     recreate_database "$PCLOUD_DB_NAME"
     pcloud-manage --config-file "$PCLOUD_BLAZAR_CONF" db upgrade
+}
+
+function init_pcloud_plugin {
+    # Once nova-compute has registered the computes in Placement: the
+    # first mirror pass at once (blazar-manager's periodic mirror keeps it
+    # current from then on, computes added later included).
     pcloud-manage --config-file "$PCLOUD_BLAZAR_CONF" placement sync
 }
 
@@ -51,6 +60,7 @@ if is_service_enabled pcloud-plugin; then
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring pcloud-plugin"
         configure_pcloud_plugin
+        init_pcloud_database
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
         echo_summary "Initializing pcloud-plugin"
         init_pcloud_plugin
