@@ -12,4 +12,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Blazar plugins; the only package (with its modules) importing blazar."""
+"""Blazar plugins (pcloud:host, virtual:instance), their reconciler, the
+Placement mirror and promises; the only package (with its modules)
+importing blazar. May import anything of ours but scheduler/.
+"""

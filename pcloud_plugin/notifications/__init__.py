@@ -11,4 +11,6 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Usage notifications, sent through oslo.messaging's notifier."""
+"""Usage notifications, sent through oslo.messaging's notifier. Imports
+nothing of ours.
+"""

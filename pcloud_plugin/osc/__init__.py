@@ -11,4 +11,7 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""``openstack pcloud ...``: an OpenStackClient plugin on osc-lib."""
+"""``openstack pcloud ...``: an OpenStackClient plugin on osc-lib. Talks
+to the Pcloud API over HTTP only: imports nothing of ours but its own
+modules.
+"""

@@ -11,7 +11,9 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Default policies of the Pcloud API (oslo.policy.policies entry point)."""
+"""Default policies of the Pcloud API (oslo.policy.policies entry point).
+Imports nothing of ours.
+"""
 
 import itertools
 

@@ -12,4 +12,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Code that nova-scheduler loads: the only part that imports nova."""
+"""Code that nova-scheduler loads: the only part that imports nova. May
+import only pcloud.aggregates of ours (no config, no I/O).
+"""

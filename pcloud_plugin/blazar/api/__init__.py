@@ -11,4 +11,7 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""The Pcloud REST API, served by Blazar's v1 API as an extension."""
+"""The Pcloud REST API, served by Blazar's v1 API as an extension, and its
+hooks on Blazar's own routes. May import anything of ours but
+scheduler/.
+"""

@@ -12,5 +12,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Alembic migrations of the ledger database.
+"""Alembic migrations of the ledger database. Import nothing of ours but
+the models they must match.
 """

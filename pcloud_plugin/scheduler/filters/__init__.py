@@ -12,4 +12,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Nova scheduler host filters."""
+"""Nova scheduler host filters. See the scheduler package for what they
+may import.
+"""

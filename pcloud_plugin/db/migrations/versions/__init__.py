@@ -12,5 +12,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""One alembic revision a module, in order.
+"""One alembic revision a module, in order; each imports only alembic and
+sqlalchemy.
 """
