@@ -36,18 +36,9 @@ BEST-EFFORT
     retry_waiting()), until ``timeout`` minutes after the lease starts,
     when it is TIMEDOUT.
 
-With [pcloud_host] live_migrate_others, a BEST-EFFORT reservation also
-empties its hosts of other projects' instances (seeds/001's scavenger
-hunt). Admission picks the free hosts that run the least of them, and
-refuses (409) a reservation that cannot have hosts now when even the
-eligible hosts running the least could not be emptied: their instances
-would have no room on the hosts outside every pool and pcloud. At start
-it live-migrates those instances and stays IN-PROGRESS, holding its
-hosts, with the migrations recorded in the ledger (``migrations``); each
-check looks at them again, starts again those that failed and joins the
-hosts once no other project's instance is left on them. Past its
-deadline it is TIMEDOUT and its hosts are given back. Its state is all in
-the ledger, so a restarted manager carries on from there.
+Hosts are handed over empty of other projects' instances, which
+BEST-EFFORT reservations may move away first (blazar.host_vacate).
+Parameters and eligibility are in blazar.host_requests.
 
 A host is eligible when it is in the host flavor's pool, in no pcloud
 except through a lease, in the availability zone, and has the traits on
@@ -80,10 +71,11 @@ from blazar import status
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import excutils
-from oslo_utils import strutils
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.blazar import host_requests as asked
+from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
@@ -100,23 +92,12 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
-from pcloud_plugin.pcloud import partition
 from pcloud_plugin.pcloud import service as pcloud_service
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'pcloud:host'
-
-IMMEDIATE = 'IMMEDIATE'
-SCHEDULE = 'SCHEDULE'
-BEST_EFFORT = 'BEST-EFFORT'
-LEASE_TYPES = (IMMEDIATE, SCHEDULE, BEST_EFFORT)
-
-REQUIRED = ('amount', 'host_flavor', 'pcloud_id')
-OPTIONAL = {'availability_zone': None, 'required_traits': None,
-            'lease_type': SCHEDULE, 'timeout': None}
-PARAMS = REQUIRED + tuple(OPTIONAL)
 
 AGGREGATE_PREFIX = 'pcloud-lease:'
 # The fault-injection step name (pcloud_plugin.faults) of admissions.
@@ -127,254 +108,11 @@ RESERVATION_KEY = 'pcloud:reservation_id'
 PUBLISHER = 'pcloud.host-reservation'
 EVENT_PREFIX = 'pcloud.host_reservation.'
 _LOST_RACE = (exception.HostBusy, exception.ConcurrentUpdateDetected)
-_NONE = ('', 'none', 'null')
 
 
 def event_type(state):
     """pcloud.host_reservation.<state>, e.g. ...in_progress."""
     return EVENT_PREFIX + state.lower().replace('-', '_')
-
-
-# --- parameters ------------------------------------------------------------
-
-def _malformed(field, reason):
-    return mgr_exc.MalformedParameter(param='%s (%s)' % (field, reason))
-
-
-def _int(value, field, minimum):
-    try:
-        return strutils.validate_integer(value, field, minimum, 2 ** 31 - 1)
-    except ValueError as e:
-        raise _malformed(field, e)
-
-
-def _traits_text(value):
-    """The stored form of required_traits: a string, or a list of strings
-
-    joined by '&'; anything else is a 400.
-    """
-    if isinstance(value, (list, tuple)):
-        if not all(isinstance(group, str) for group in value):
-            raise _malformed('required_traits',
-                             'a string or a list of strings')
-        return '&'.join(value)
-    return value
-
-
-def _traits(text):
-    """Parsed required_traits as stored ('&' joins several groups)."""
-    if not text:
-        return [], set()
-    return host_windows.parse_traits(text.split('&'))
-
-
-def _parse_terms(merged):
-    """amount, host_flavor, availability_zone and required_traits."""
-    params = {'amount': _int(merged['amount'], 'amount', 1)}
-    try:
-        params['host_flavor'] = codec.validate_flavor_id(
-            merged['host_flavor'])
-    except exception.InvalidField as e:
-        raise _malformed('host_flavor', e.kwargs['reason'])
-    az = merged['availability_zone']
-    if az is None or (isinstance(az, str) and az.strip().lower() in _NONE):
-        params['availability_zone'] = None
-    else:
-        try:
-            params['availability_zone'] = codec.validate_text(
-                'availability_zone', az)
-        except exception.InvalidField as e:
-            raise _malformed('availability_zone', e.kwargs['reason'])
-    traits = _traits_text(merged['required_traits']) or None
-    if traits is not None and not isinstance(traits, str):
-        raise _malformed('required_traits', 'a string or a list of strings')
-    try:
-        _traits(traits)
-    except exception.Invalid as e:
-        raise _malformed('required_traits', e.message)
-    params['required_traits'] = traits
-    return params
-
-
-def parse_params(values, current=None):
-    """The reservation parameters of values, validated, each error naming
-
-    its field; those missing come from ``current`` (an update), or their
-    default, or are an error.
-    """
-    missing = [p for p in REQUIRED if p not in values
-               and (current is None or p not in current)]
-    if missing:
-        raise mgr_exc.MissingParameter(param=','.join(missing))
-    merged = dict(OPTIONAL)
-    merged.update((p, current[p]) for p in PARAMS
-                  if current is not None and p in current)
-    merged.update((p, values[p]) for p in PARAMS if p in values)
-    params = _parse_terms(merged)
-    try:
-        params['pcloud_id'] = codec.validate_pcloud_id(merged['pcloud_id'])
-    except exception.InvalidField as e:
-        raise _malformed('pcloud_id', e.kwargs['reason'])
-    lease_type = merged['lease_type']
-    lease_type = (lease_type.strip().upper().replace('_', '-')
-                  if isinstance(lease_type, str) else lease_type)
-    if lease_type not in LEASE_TYPES:
-        raise _malformed('lease_type', 'one of %s, got %r'
-                         % (', '.join(LEASE_TYPES), merged['lease_type']))
-    params['lease_type'] = lease_type
-    timeout = merged['timeout']
-    if lease_type != BEST_EFFORT and 'timeout' not in values:
-        timeout = None  # left from a BEST-EFFORT lease being updated
-    if timeout is not None and not (isinstance(timeout, str)
-                                    and timeout.lower() in _NONE):
-        if lease_type != BEST_EFFORT:
-            raise _malformed('timeout', 'only a BEST-EFFORT lease waits')
-        params['timeout'] = _int(timeout, 'timeout', 1)
-    elif lease_type == BEST_EFFORT:
-        params['timeout'] = CONF.pcloud_host.best_effort_timeout
-    else:
-        params['timeout'] = None
-    return params
-
-
-def _params_of(row):
-    return {p: row[p] for p in PARAMS}
-
-
-def _deadline(params, start):
-    if params['lease_type'] != BEST_EFFORT:
-        return None
-    return start + datetime.timedelta(minutes=params['timeout'])
-
-
-# --- what Nova's aggregates say about hosts --------------------------------
-
-class Pools:
-    """Host flavor pools and pclouds, from one list of Nova's aggregates
-
-    (seeds/000's names and metadata).
-    """
-
-    def __init__(self, aggregates, default_az):
-        self.pools = {}
-        self.pclouds = {}
-        self.node_of = {}
-        self.holders = collections.defaultdict(list)
-        self._az = {}
-        self.default_az = default_az
-        # Blazar's physical:host plugin's: never ours (pcloud.partition).
-        self.blazars = partition.blazar_hosts(
-            aggregates, CONF.pcloud.blazar_freepool_name)
-        for agg in aggregates:
-            md = getattr(agg, 'metadata', None) or {}
-            hosts = getattr(agg, 'hosts', None) or ()
-            if codec.is_pool(md):
-                self.pools[md.get(codec.FLAVOR_ID)] = agg
-                self.node_of.update(codec.pool_nodes(md))
-            elif codec.is_pcloud(md):
-                pcloud_id = md.get(codec.ID)
-                if pcloud_id:
-                    self.pclouds[pcloud_id] = agg
-                for host in hosts:
-                    self.holders[host].append(pcloud_id or agg.name)
-            zone = getattr(agg, 'availability_zone', None)
-            if zone:
-                for host in hosts:
-                    self._az[host] = zone
-
-    def az_of(self, host):
-        return self._az.get(host, self.default_az)
-
-
-def eligible_hosts(forest, pools, params, leased):
-    """Hosts a reservation may use, in name order:
-
-    [{'host_uuid', 'host_name', 'service_host'}]. ``leased``: service
-    hosts in a pcloud through a lease (others in a pcloud are its own).
-    """
-    pool = pools.pools.get(params['host_flavor'])
-    if pool is None:
-        raise _malformed('host_flavor',
-                         'no host flavor %s' % params['host_flavor'])
-    roots = {p.name: p.uuid for p in forest if p.parent_uuid is None}
-    found = {}
-    for host in getattr(pool, 'hosts', None) or ():
-        if (pools.holders.get(host) and host not in leased
-                or host in pools.blazars):
-            continue
-        zone = params['availability_zone']
-        if zone is not None and pools.az_of(host) != zone:
-            continue
-        node = pools.node_of.get(host, host)
-        if node in roots:
-            found[roots[node]] = (node, host)
-    required, forbidden = _traits(params['required_traits'])
-    return [{'host_uuid': root, 'host_name': found[root][0],
-             'service_host': found[root][1]}
-            for root in host_windows.qualifying(forest, found, required,
-                                                forbidden)]
-
-
-# --- other projects' instances on hosts (BEST-EFFORT) ----------------------
-
-# Nova's task_state of a server under live migration, and its host.
-MIGRATING = 'migrating'
-SERVER_HOST = 'OS-EXT-SRV-ATTR:host'
-# The status of each migration a reservation records.
-MOVED = 'moved'
-FAILED = 'failed'
-
-
-def _size(server):
-    flavor = getattr(server, 'flavor', None) or {}
-    return {'VCPU': flavor.get('vcpus', 0),
-            'MEMORY_MB': flavor.get('ram', 0),
-            'DISK_GB': flavor.get('disk', 0)}
-
-
-def _migrating(server):
-    return getattr(server, 'OS-EXT-STS:task_state', None) == MIGRATING
-
-
-class Occupants:
-    """The instances of projects that are not a pcloud's tenants on
-
-    hosts, as Nova lists them (each host asked once).
-    """
-
-    def __init__(self, nova, tenants):
-        self._nova = nova
-        self._tenants = tenants
-        self._found = {}
-
-    def on(self, hosts):
-        """Those on ``hosts`` (records with 'service_host')."""
-        found = []
-        for host in hosts:
-            name = host['service_host']
-            if name not in self._found:
-                self._found[name] = [
-                    s for s in self._nova.servers.list(search_opts={
-                        'all_tenants': True, 'host': name})
-                    if getattr(s, 'tenant_id', None) not in self._tenants]
-            found.extend(self._found[name])
-        return found
-
-    def load(self, host):
-        """What would have to move off ``host``, as a sort key."""
-        servers = self.on([host])
-        return sum(_size(s)['MEMORY_MB'] for s in servers), len(servers)
-
-
-def _describe(params):
-    where = []
-    if params['availability_zone']:
-        where.append('in availability zone %s' % params['availability_zone'])
-    if params['required_traits']:
-        where.append('with traits %s' % params['required_traits'])
-    return '%d host(s) of host flavor %s%s' % (
-        params['amount'], params['host_flavor'],
-        ''.join(' ' + w for w in where))
 
 
 def _moment(value):
@@ -418,29 +156,7 @@ class HostUsageNotifier(usage.UsageNotifier):
                    event_type(row['state']), payload(row, previous))
 
 
-def find_earliest_window(context, forest, pools, params, duration,
-                         not_before=None, latest_start=None):
-    """The earliest window of ``duration`` in which the reservation of
-
-    ``params`` (amount, host_flavor, availability_zone, required_traits)
-    would be admitted, from the ledger: {'start', 'end', 'amount'}, or
-    None if no such window starts by latest_start (or at all).
-    """
-    leased = host_db.joined_service_hosts(context)
-    hosts = eligible_hosts(forest, pools, params, leased)
-    not_before = (not_before or timeutils.utcnow()).replace(microsecond=0)
-    order = [h['host_uuid'] for h in hosts]
-    busy = host_db.busy_intervals(context, order, not_before)
-    found = host_windows.earliest_window(
-        busy, params['amount'], duration, not_before,
-        latest_start=latest_start, order=order)
-    if found is None:
-        return None
-    start, end, _roots = found
-    return {'start': start, 'end': end, 'amount': params['amount']}
-
-
-class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
+class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
     """Whole hosts of a host flavor leased into a pcloud."""
 
     resource_type = RESOURCE_TYPE
@@ -475,8 +191,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         return resources.NovaObjects(self.nova()).pcloud_exclusions()
 
     def pools(self):
-        return Pools(self.nova().aggregates.list(),
-                     CONF.pcloud.default_availability_zone)
+        return asked.Pools(self.nova().aggregates.list(),
+                           CONF.pcloud.default_availability_zone)
 
     @staticmethod
     def _project_id(values):
@@ -491,19 +207,20 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         agg = pools.pclouds.get(pcloud_id)
         # Others' pclouds do not exist, as far as a user can tell.
         if agg is None or codec.Pcloud(agg.metadata).owner != project_id:
-            raise _malformed('pcloud_id', 'no pcloud %s of project %s'
-                             % (pcloud_id, project_id))
+            raise asked.malformed('pcloud_id', 'no pcloud %s of project %s'
+                                  % (pcloud_id, project_id))
         return agg
 
     @staticmethod
     def _check_type(params, start, now=None):
-        if params['lease_type'] == IMMEDIATE:
+        if params['lease_type'] == asked.IMMEDIATE:
             now = now or timeutils.utcnow()
             latest = now + datetime.timedelta(
                 seconds=CONF.pcloud_host.immediate_tolerance)
             if start > latest:
-                raise _malformed('lease_type', 'an IMMEDIATE lease starts '
-                                 'now, not at %s: use SCHEDULE' % start)
+                raise asked.malformed(
+                    'lease_type', 'an IMMEDIATE lease starts now, not at '
+                    '%s: use SCHEDULE' % start)
 
     def _check_quota(self, project_id, params, start, end, exclude=None):
         """Leased hosts count against the project's units quota while
@@ -516,8 +233,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 end, exclude=exclude)
         except exception.QuotaExceeded as e:
             raise errors.QuotaRefused(reason='Cannot reserve %s from %s to '
-                                      '%s: %s' % (_describe(params), start,
-                                                  end, e.message))
+                                      '%s: %s' % (asked.describe(params),
+                                                  start, end, e.message))
 
     def _blazar_status(self, reservation_id, **values):
         try:
@@ -542,8 +259,8 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         ctx = self._ctx()
         pools = self.pools()
         forest = db_api.load_forest(ctx)
-        hosts = eligible_hosts(forest, pools, params,
-                               host_db.joined_service_hosts(ctx))
+        hosts = asked.eligible_hosts(forest, pools, params,
+                                     host_db.joined_service_hosts(ctx))
         roots = [h['host_uuid'] for h in hosts]
         busy = host_db.busy_intervals(ctx, roots, start, before=end,
                                       exclude_consumer=exclude)
@@ -556,10 +273,10 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         if len(hosts) < params['amount']:
             raise errors.PoolTooSmall(
                 'Cannot reserve %s: only %d host(s) could ever serve it.'
-                % (_describe(params), len(hosts)))
+                % (asked.describe(params), len(hosts)))
         why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
                'hosts are free then.'
-               % (_describe(params), start, end, len(free), len(hosts)))
+               % (asked.describe(params), start, end, len(free), len(hosts)))
         later = host_windows.earliest_window(
             host_db.busy_intervals(ctx, roots, start,
                                    exclude_consumer=exclude),
@@ -605,7 +322,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                  reservation_id, last)
         raise errors.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
-            'the hosts picked.' % (_describe(params), start, end))
+            'the hosts picked.' % (asked.describe(params), start, end))
 
     def allocation_candidates(self, values):
         """The hosts (root provider uuids) the reservation would take.
@@ -624,7 +341,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                 pass
             else:
                 return [h['host_uuid'] for h in row['hosts']]
-        params = parse_params(values)
+        params = asked.parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
         self._check_type(params, start)
@@ -632,7 +349,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                            self._project_id(values))
         hosts, why = self._pick(params, start, end)
         if hosts is None:
-            if params['lease_type'] != BEST_EFFORT:
+            if params['lease_type'] != asked.BEST_EFFORT:
                 raise errors.CapacityRefused(why)
             return []
         return [h['host_uuid'] for h in hosts]
@@ -644,7 +361,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             return self._reserve(reservation_id, values)
 
     def _reserve(self, reservation_id, values):
-        params = parse_params(values)
+        params = asked.parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
         now = timeutils.utcnow().replace(microsecond=0)
@@ -659,7 +376,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
                                 occupants=occupants)
             state = host_db.INACTIVE
         except mgr_exc.NotEnoughHostsAvailable as e:
-            if (params['lease_type'] != BEST_EFFORT
+            if (params['lease_type'] != asked.BEST_EFFORT
                     or isinstance(e, errors.PoolTooSmall)):
                 raise
             LOG.info('BEST-EFFORT reservation %s waits: %s',
@@ -671,7 +388,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             host_db.create(self._ctx(), reservation_id, dict(
                 params, lease_id=values['lease_id'], project_id=project_id,
                 start_time=start, end_time=end, state=state,
-                deadline=_deadline(params, start)), hosts)
+                deadline=asked.deadline(params, start)), hosts)
         except Exception:
             db_api.release(self._ctx(), reservation_id)
             raise
@@ -679,34 +396,6 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             self._blazar_status(reservation_id, missing_resources=True)
         self._notify(reservation_id, None)
         return reservation_id
-
-    def _check_candidates(self, reservation_id, params, hosts, occupants):
-        """Refuse (409, its claim released) a BEST-EFFORT reservation
-
-        that cannot have ``hosts`` (those admitted, if any) now, when even
-        the eligible hosts running the least of other projects could not
-        be emptied: seeds/001 asks for enough potential candidates before
-        any migration starts.
-        """
-        if hosts and not occupants.on(hosts):
-            return  # its hosts can be had now
-        pools = self.pools()
-        if hosts and self._targets_exist(pools, occupants.on(hosts)):
-            return
-        ctx = self._ctx()
-        eligible = eligible_hosts(db_api.load_forest(ctx), pools, params,
-                                  host_db.joined_service_hosts(ctx))
-        least = sorted(eligible, key=occupants.load)[:params['amount']]
-        others = occupants.on(least)
-        if not others or self._targets_exist(pools, others):
-            return
-        db_api.release(ctx, reservation_id)
-        raise errors.CapacityRefused(
-            'Cannot reserve %s: its hosts cannot be emptied. Even the %d '
-            'eligible host(s) running the least of other projects\' '
-            'instances run %d of them, and the hosts outside every pool '
-            'and pcloud have no room to take them.'
-            % (_describe(params), len(least), len(others)))
 
     # --- waiting (BEST-EFFORT) -------------------------------------------
 
@@ -747,7 +436,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         start = max(row['start_time'], now)
         if start >= row['end_time']:
             return row['state']
-        params = _params_of(row)
+        params = asked.params_of(row)
         try:
             hosts = self._admit(rid, params, start, row['end_time'],
                                 occupants=self._occupants(row))
@@ -785,135 +474,6 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
             except Exception:
                 LOG.exception('Could not check waiting reservation %s', rid)
         return result
-
-    # --- live migration (optional) ----------------------------------------
-
-    def _occupants(self, terms, pools=None):
-        """Occupants of hosts for a BEST-EFFORT reservation (``terms``:
-
-        its parameters or record) when [pcloud_host] live_migrate_others
-        is on; else None (nothing is moved).
-        """
-        if (terms['lease_type'] != BEST_EFFORT
-                or not CONF.pcloud_host.live_migrate_others):
-            return None
-        pcloud = (pools or self.pools()).pclouds.get(terms['pcloud_id'])
-        if pcloud is None:
-            return None  # its start fails on that anyway
-        return Occupants(self.nova(), codec.Pcloud(pcloud.metadata).tenants)
-
-    def _vacate(self, row, previous):
-        """Empty a BEST-EFFORT reservation's hosts of other projects'
-
-        instances (live_migrate_others). None when they are empty; else
-        it is IN-PROGRESS: migrating them, or, when the first look finds
-        no room elsewhere for them, waiting for other hosts (these given
-        back).
-        """
-        occupants = self._occupants(row)
-        others = occupants.on(row['hosts']) if occupants else []
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        if not others:
-            if any(m['status'] != MOVED for m in row['migrations']):
-                host_db.update(ctx, rid, migrations=[
-                    dict(m, status=MOVED) for m in row['migrations']])
-            return None
-        if not row['migrations'] and not self._targets_exist(
-                self.pools(), others):
-            LOG.info('Reservation %s: no room elsewhere for the %d '
-                     'instance(s) of other projects on its hosts; it waits',
-                     rid, len(others))
-            return self._wait_for_hosts(rid, previous)
-        self._migrate(row, others)
-        self._blazar_status(rid, missing_resources=True)
-        if previous != host_db.IN_PROGRESS:
-            self._notify(rid, previous)
-        return host_db.IN_PROGRESS
-
-    def _wait_for_hosts(self, rid, previous):
-        """Give the hosts back; wait IN-PROGRESS for others to be free."""
-        db_api.release(self._ctx(), rid)
-        host_db.update(self._ctx(), rid, hosts=[], migrations=[],
-                       state=host_db.IN_PROGRESS)
-        self._blazar_status(rid, missing_resources=True)
-        if previous != host_db.IN_PROGRESS:
-            self._notify(rid, previous)
-        return host_db.IN_PROGRESS
-
-    def _migrate(self, row, others):
-        """Record how each migration off the hosts stands, then start one
-
-        for each of ``others`` (still on them) that is not migrating: its
-        first, or again after a failed one (the server back where it was,
-        or in ERROR, where Nova refuses: tried again at the next check).
-        """
-        rid = row['reservation_id']
-        records = {m['server']: m for m in row['migrations']}
-        left = {s.id for s in others}
-        for record in records.values():
-            if record['server'] not in left:
-                record['status'] = MOVED  # or deleted: off the hosts
-        to_start = []
-        for server in others:
-            record = records.setdefault(server.id, {
-                'server': server.id, 'tries': 0,
-                'host': getattr(server, SERVER_HOST, None)})
-            if not _migrating(server):
-                if record['tries']:
-                    LOG.info('Reservation %s: the migration of instance %s '
-                             'failed (%s); trying again', rid, server.id,
-                             getattr(server, 'status', None))
-                record['tries'] += 1
-                to_start.append(server)
-            record['status'] = MIGRATING
-        # Recorded before Nova is asked: a check after a crash in between
-        # finds them not migrating and starts them.
-        host_db.update(self._ctx(), rid, state=host_db.IN_PROGRESS,
-                       migrations=list(records.values()))
-        refused = False
-        for server in to_start:
-            LOG.info('Reservation %s: live-migrating instance %s', rid,
-                     server.id)
-            try:
-                self.nova().servers.live_migrate(server, None, 'auto')
-            except nova_exc.ClientException as e:
-                LOG.warning('Reservation %s: Nova refused to live-migrate '
-                            'instance %s: %s', rid, server.id, e)
-                records[server.id]['status'] = FAILED
-                refused = True
-        if refused:
-            host_db.update(self._ctx(), rid,
-                           migrations=list(records.values()))
-
-    def _targets_exist(self, pools, servers):
-        """Whether the instances fit, first fit by size, on hosts outside
-
-        every pool and pcloud, as the ledger sees their free capacity now.
-        """
-        forest = db_api.load_forest(self._ctx())
-        excluded = set(pools.holders)
-        for agg in pools.pools.values():
-            excluded.update(getattr(agg, 'hosts', None) or ())
-            excluded.update(codec.pool_nodes(agg.metadata).values())
-        room = {}
-        for provider in forest:
-            if provider.parent_uuid is None and \
-                    provider.name not in excluded:
-                room[provider.uuid] = {
-                    rc: sum(forest[u].free(rc)
-                            for u in forest.tree_of(provider.uuid))
-                    for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')}
-        for server in sorted(servers, key=lambda s: -_size(s)['MEMORY_MB']):
-            need = _size(server)
-            for free in room.values():
-                if all(free[rc] >= n for rc, n in need.items()):
-                    for rc, n in need.items():
-                        free[rc] -= n
-                    break
-            else:
-                return False
-        return True
 
     # --- lifecycle -------------------------------------------------------
 
@@ -1084,44 +644,6 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self._notify(rid, previous or row['state'])
         return host_db.ACTIVE
 
-    def _empty_hosts(self, row):
-        """The record, with hosts that run no other project's instance:
-
-        the lessee must never see another project's instances (instances
-        outlive the leases they were booted in). Occupied hosts are
-        picked again among the free ones for the rest of the window; when
-        there are not enough empty, None for a BEST-EFFORT reservation (it
-        waits), else EventError (the lease in ERROR).
-        """
-        pcloud = self.pools().pclouds.get(row['pcloud_id'])
-        if pcloud is None:
-            return row  # joining fails on that, saying so
-        occupants = Occupants(self.nova(), codec.Pcloud(
-            pcloud.metadata).tenants)
-        if not occupants.on(row['hosts']):
-            return row
-        rid = row['reservation_id']
-        now = timeutils.utcnow().replace(microsecond=0)
-        why = 'too few are empty'
-        try:
-            hosts = self._admit(rid, _params_of(row), max(now, row[
-                'start_time']), row['end_time'], replace=True,
-                occupants=occupants)
-        except mgr_exc.NotEnoughHostsAvailable as e:
-            why = e
-        else:
-            # The claim is on these now, empty or not: so is the record.
-            host_db.update(self._ctx(), rid, hosts=hosts)
-            if not occupants.on(hosts):
-                LOG.info('Reservation %s takes empty hosts in place of '
-                         'occupied ones', rid)
-                return host_db.get(self._ctx(), rid)
-        if row['lease_type'] == BEST_EFFORT:
-            return None
-        raise mgr_exc.EventError(
-            error='Host reservation %s cannot start: its hosts run '
-                  'instances of other projects, and %s' % (rid, why))
-
     def _row(self, resource_id):
         try:
             return host_db.get(self._ctx(), resource_id)
@@ -1253,11 +775,11 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         """
         ctx = self._ctx()
         row = host_db.get(ctx, reservation_id)
-        params = parse_params(values, _params_of(row))
+        params = asked.parse_params(values, asked.params_of(row))
         start, end = terms.lease_window(
             values.get('start_date', row['start_time']),
             values.get('end_date', row['end_time']))
-        changed = sorted(p for p in PARAMS if params[p] != row[p])
+        changed = sorted(p for p in asked.PARAMS if params[p] != row[p])
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):
             return
@@ -1330,7 +852,7 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         self._check_quota(row['project_id'], params, start, end,
                           exclude=reservation_id)
         fields = dict(params, start_time=start, end_time=end,
-                      deadline=_deadline(params, start))
+                      deadline=asked.deadline(params, start))
         if state == host_db.INACTIVE:
             hosts = self._admit(reservation_id, params, start, end,
                                 replace=True,
@@ -1359,12 +881,12 @@ class PcloudHostPlugin(hosts_view.LedgerHostsPlugin):
         ``duration`` (a timedelta) at the earliest? {'start', 'end',
         'amount'} of a SCHEDULE lease that would be accepted now, or None.
         """
-        params = _parse_terms({
+        params = asked.parse_terms({
             'amount': amount, 'host_flavor': host_flavor,
             'availability_zone': availability_zone,
             'required_traits': required_traits})
         ctx = self._ctx()
-        return find_earliest_window(
+        return asked.find_earliest_window(
             ctx, db_api.load_forest(ctx), self.pools(), params, duration,
             not_before=not_before, latest_start=latest_start)
 

@@ -39,6 +39,7 @@ from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_plugin
+from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin import exception
@@ -1005,20 +1006,20 @@ class ValidationTests(HostLeaseTestCase):
     def test_terms_and_defaults(self):
         self.conf.set_override('best_effort_timeout', 45,
                                group='pcloud_host')
-        params = host_plugin.parse_params(self.hosts_res(
+        params = host_requests.parse_params(self.hosts_res(
             2, 'best_effort', required_traits=['HW_NUMA_ROOT',
                                                '!CUSTOM_SLOW']))
         self.assertEqual(('BEST-EFFORT', 45, 'HW_NUMA_ROOT&!CUSTOM_SLOW'),
                          (params['lease_type'], params['timeout'],
                           params['required_traits']))
-        current = host_plugin.parse_params(self.hosts_res(
+        current = host_requests.parse_params(self.hosts_res(
             2, 'BEST-EFFORT', timeout=30))
-        self.assertEqual(current, host_plugin.parse_params({}, current))
-        changed = host_plugin.parse_params({'lease_type': 'SCHEDULE'},
-                                           current)
+        self.assertEqual(current, host_requests.parse_params({}, current))
+        changed = host_requests.parse_params({'lease_type': 'SCHEDULE'},
+                                             current)
         self.assertEqual(('SCHEDULE', None),
                          (changed['lease_type'], changed['timeout']))
-        self.assertEqual('SCHEDULE', host_plugin.parse_params(
+        self.assertEqual('SCHEDULE', host_requests.parse_params(
             self.hosts_res(1))['lease_type'])
 
 
