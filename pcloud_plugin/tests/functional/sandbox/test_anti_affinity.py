@@ -21,7 +21,8 @@ the reserved flavor than the lease's amount is refused.
 
 Three computes are left for the reservations; the others are put in a
 host flavor pool, disabled (out of reach of plain boots and of
-reservations, as in test_fencing).
+reservations, as in test_fencing). Each test runs again on a sandbox
+whose Nova also runs Blazar's filters.
 """
 
 import datetime
@@ -38,9 +39,12 @@ HOSTS = 3
 
 class InstanceReservationAffinity(base.TestCase):
 
+    # Nova also runs Blazar's filters (the ...BlazarFilters class), or not.
+    blazar_filters = False
+
     def setUp(self):
         super().setUp()
-        cloud = self.useFixture(fixture.SandboxFixture())
+        cloud = self.useFixture(fixture.SandboxFixture(self.blazar_filters))
         self.sandbox, self.cli = cloud.sandbox, cloud.cli
         clients = fixture.Clients(self.sandbox)
         self.demo = clients.demo
@@ -134,3 +138,12 @@ def _policies(group):
         return [group['policy']]
     policies = group['policies']
     return policies.split(', ') if isinstance(policies, str) else policies
+
+
+class InstanceReservationAffinityBlazarFilters(InstanceReservationAffinity):
+    """The same with BlazarFilter, AggregateInstanceExtraSpecsFilter and
+
+    AggregateMultiTenancyIsolation enabled too: the reserved flavor's
+    affinity_id extra spec must match the reservation's aggregate.
+    """
+    blazar_filters = True

@@ -31,6 +31,7 @@ import datetime
 import re
 import uuid
 
+from pcloud_plugin.blazar import promises
 from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.tests import base
@@ -143,6 +144,37 @@ class InstanceReservationFence(_Fence):
 
     def _delete(self, server_id, user):
         _delete_server(self.cli, server_id, user)
+
+    def test_no_boot_takes_now_what_a_later_lease_was_promised(self):
+        (provider,) = self.placement.get(
+            '/resource_providers?name=%s' % HOST).json()[
+                'resource_providers']
+        memory = self._free_memory() // SLOTS
+        start = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = self.demo._request('POST', '/leases', {
+            'name': 'promised', 'events': [],
+            'start_date': start.strftime('%Y-%m-%d %H:%M'),
+            'end_date': (start + datetime.timedelta(hours=1)).strftime(
+                '%Y-%m-%d %H:%M'),
+            'reservations': [{
+                'resource_type': 'virtual:instance', 'amount': SLOTS,
+                'vcpus': 1, 'memory_mb': memory, 'disk_gb': 1,
+                'affinity': None, 'resource_properties': ''}]})['lease']
+        self.addCleanup(fixture.delete_lease, self.demo, lease['id'])
+        # An hour before it starts, boots that would still run then (any
+        # boot: Placement knows no end) find no room on its host.
+        for user in (common.ALT_USER, common.DEMO_USER):
+            demo.boot_fails(self.cli, 'before-%s' % user, 'm1.tiny', user)
+        # The lease deleted (its claim goes at the next sweep), the room
+        # is everyone's again.
+        fixture.delete_lease(self.demo, lease['id'])
+        self.cli.wait('the promise to go', (
+            'openstack', 'reservation', 'lease', 'list'),
+            lambda _found: not self.placement.get(
+                '/allocations/%s' % promises.promise_consumer(
+                    provider['uuid'])).json()['allocations'],
+            user=common.DEMO_USER)
+        self._boot('after', 'm1.tiny', common.ALT_USER)
 
     def test_only_the_reserved_flavor_boots_into_what_a_lease_holds(self):
         memory = self._free_memory() // SLOTS
