@@ -107,9 +107,11 @@ class BestEffortLease(base.TestCase):
         return found
 
     def _delete_server(self, server_id):
+        if self._server(server_id) is None:
+            return
         self.nova.servers.delete(server_id)
-        self._wait('the alt server to go', lambda: None if self._server(
-            server_id) is None else 'still there')
+        self._wait('the alt server to go', lambda: True if self._server(
+            server_id) is None else None)
 
     def _server(self, server_id, statuses=None):
         """The server as the admin sees it (None once gone), or None
@@ -245,8 +247,10 @@ class BestEffortLease(base.TestCase):
         found = self.nova.servers.get(self.server.id)
         self.assertEqual(('ACTIVE', self.host),
                          (found.status, self._host_of(found)))
-        # The host is free for the next lease.
+        # Once the other project's server is gone (hosts are handed over
+        # only empty), the host is free for the next lease.
         fixture.delete_lease(self.demo, lease_id)
+        self._delete_server(self.server.id)
         next_id, next_rid = self._lease('IMMEDIATE')
         self._wait('the next lease to be ACTIVE', lambda: self._row(
             next_rid)[0] == 'ACTIVE' or None)
