@@ -35,6 +35,9 @@ PLUGIN_NAMESPACE = 'blazar.resource.plugins'
 # Blazar polls its lease events every 10 s; the sandbox does not want its
 # users (or its demo) to wait that long for a lease to start.
 EVENT_INTERVAL = 2
+# The Placement mirror's pass (60 s by default): a compute resized or an
+# instance booted outside reservations is in the ledger within seconds.
+MIRROR_INTERVAL = 5
 
 
 def plugins():
@@ -75,6 +78,7 @@ def _write_conf(spec, run_dir):
         'database': {'connection': spec['databases']['blazar']},
         'keystone_authtoken': common.authtoken_conf(spec, 'blazar'),
         'oslo_messaging_notifications': {'driver': 'noop'},
+        'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL},
         # Our plugins': the ledger, and admin access to Nova and Placement.
         'pcloud_database': {'connection': spec['databases']['ledger']},
         'pcloud_nova': _service_auth(spec),

@@ -302,6 +302,31 @@ def cloud_story(story, sandbox):
                        'min=1,max=1,hypervisor_properties=[">=", "$vcpus", '
                        '"8"]')['id'])
 
+    def usage_counts():
+        # demo-vm's host has all but demo-vm's disk free: one slot on each
+        # of our hosts, each 1 GB more than that, fits only if demo-vm's
+        # disk were free.
+        (server,) = cli.json('openstack', 'server', 'list', '--long',
+                             '--all-projects', '--name', '^demo-vm$')
+        host = server['Host']
+        ours = names[2:]
+        free = placement_free(sandbox, 'DISK_GB')
+        disk = free[host] + 1
+        if host not in ours or min(free[h] for h in ours if h != host) < disk:
+            raise AssertionError('demo-vm is on %s, free disk %s: this step '
+                                 'needs it on one of %s, the others empty'
+                                 % (host, free, ours))
+        # Blazar's client does not print the HTTP status.
+        return command_refused(cli, (
+            'openstack', 'reservation', 'lease', 'create', '--reservation',
+            'resource_type=virtual:instance,vcpus=1,memory_mb=512,'
+            'disk_gb=%d,amount=%d,affinity=False' % (disk, len(ours)),
+            '--start-date', 'now', '--end-date', _in_an_hour(),
+            'demo-too-big'), demo, 'Cannot reserve', 'DISK_GB')
+    story.step('servers outside reservations count: a slot on each host, '
+               'each 1 GB more than demo-vm leaves on its host, is refused',
+               usage_counts)
+
     slots = {}
 
     def instance_lease():
@@ -429,6 +454,24 @@ def boot_fails(cli, name, flavor, user, *options):
     return '%s went to ERROR (no valid host)' % name
 
 
+def command_refused(cli, args, user, *saying):
+    """A command that must fail, saying each of ``saying``."""
+    try:
+        cli.run(*args, user=user)
+    except CommandFailed as e:
+        missing = [text for text in saying if text not in str(e)]
+        if missing:
+            raise AssertionError('refused, but without %s: %s'
+                                 % (missing, e))
+        return 'refused: %s' % e
+    raise AssertionError('"%s" was not refused' % ' '.join(args))
+
+
+def conflict(cli, args, user, *saying):
+    """A command of ours that the Pcloud API must refuse with a 409."""
+    return command_refused(cli, args, user, 'HTTP 409', *saying)
+
+
 def pcloud_story(story, sandbox, cli, hosts):
     """Pclouds through the REST API, with openstack pcloud ...
 
@@ -478,6 +521,12 @@ def pcloud_story(story, sandbox, cli, hosts):
         return 'pcloud %s holds rack-a, enabled' % made['pcloud']
     story.step('the demo member creates a pcloud and takes a host: '
                'openstack pcloud create / host allocate', take_host)
+    story.step('the pool\'s one host is the pcloud\'s for good: a lease of '
+               'it is refused', lambda: conflict(cli, (
+                   'openstack', 'pcloud', 'lease', 'create', 'demo-no-host',
+                   '--pcloud', 'demo-pcloud', '--host-flavor', 'demo.c16',
+                   '--type', 'IMMEDIATE', '--end-date', _in_an_hour()),
+                   demo))
 
     def boot_in_pcloud():
         server = cli.json('openstack', 'server', 'create', '--flavor',
@@ -579,19 +628,17 @@ def scheduled_host_story(story, cli, made):
     story.step('the demo member books a host for %s to %s: openstack '
                'pcloud lease create --type SCHEDULE' % (start, end), book)
 
-    def more_than_the_pool():
-        try:
-            cli.run('openstack', 'pcloud', 'lease', 'create', name + '-99',
-                    '--pcloud', 'demo-pcloud', '--host-flavor', 'demo.c16',
-                    '--amount', '99', '--type', 'SCHEDULE', '--start-date',
-                    start, '--end-date', end, user=demo)
-        except CommandFailed as e:
-            if 'HTTP 409' not in str(e):
-                raise AssertionError('refused, but not with a 409: %s' % e)
-            return 'refused with a 409: %s' % e
-        raise AssertionError('99 hosts were booked')
     story.step('99 hosts then are a capacity conflict (409), not a server '
-               'error', more_than_the_pool)
+               'error', lambda: conflict(cli, (
+                   'openstack', 'pcloud', 'lease', 'create', name + '-99',
+                   '--pcloud', 'demo-pcloud', '--host-flavor', 'demo.c16',
+                   '--amount', '99', '--type', 'SCHEDULE', '--start-date',
+                   start, '--end-date', end), demo))
+    story.step('nor can the booked host be allocated for good now: the '
+               'refusal says from when', lambda: conflict(cli, (
+                   'openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
+                   'rack-b', '--flavor', 'demo.c16'), demo,
+                   'booked from %s' % start.replace(' ', 'T')))
 
     def started():
         cli.wait('lease %s to start' % name,
@@ -606,6 +653,19 @@ def scheduled_host_story(story, cli, made):
                 '%H:%M:%S'), found[0]['Name'])
     story.step('at its start the lease is ACTIVE and its host in the '
                'pcloud', started)
+
+    def boot_in_lease():
+        server = cli.json('openstack', 'server', 'create', '--flavor',
+                          'm1.tiny', '--image', 'cirros', '--nic', 'none',
+                          '--hint', 'pcloud=%s' % made['pcloud'], '--wait',
+                          'demo-lease-vm', user=demo)
+        made['lease-vm'] = server['id']
+        host = cli.json('openstack', 'server', 'show', server['id'])[
+            'OS-EXT-SRV-ATTR:host']
+        if host != made['host']:
+            raise AssertionError('landed on %s' % host)
+        return 'demo-lease-vm ACTIVE on the leased host'
+    story.step('the demo member boots into the leased host', boot_in_lease)
 
     def ended():
         cli.wait('lease %s to end' % name,
@@ -625,6 +685,20 @@ def scheduled_host_story(story, cli, made):
                lambda: boot_fails(cli, 'demo-after-lease', 'm1.small', demo,
                                   '--hint', 'pcloud=%s' % made['pcloud']))
 
+    def left_behind():
+        server = cli.json('openstack', 'server', 'show', made['lease-vm'])
+        if (server['status'], server['OS-EXT-SRV-ATTR:host']) != (
+                'ACTIVE', made['host']):
+            raise AssertionError('demo-lease-vm: %s' % server)
+        refused = conflict(cli, (
+            'openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
+            'rack-b', '--flavor', 'demo.c16'), demo, 'an ended lease left')
+        cli.run('openstack', 'server', 'delete', '--wait', made['lease-vm'],
+                user=demo)
+        return 'demo-lease-vm still ACTIVE there; allocation ' + refused
+    story.step('a host is handed over only empty: the server outlives the '
+               'lease, and no allocation takes its host', left_behind)
+
 
 def leased_refusals(story, cli, made, found):
     """While a lease (``found['lease']``) holds the pcloud's one host:
@@ -639,16 +713,9 @@ def leased_refusals(story, cli, made, found):
                                   common.ALT_USER, '--hint',
                                   'pcloud=%s' % made['pcloud']))
 
-    def conflict(*args):
-        try:
-            cli.run('openstack', 'pcloud', *args, user=demo)
-        except CommandFailed as e:
-            if 'HTTP 409' not in str(e) or found['lease'] not in str(e):
-                raise AssertionError('refused, but not with a 409 naming '
-                                     'lease %s: %s' % (found['lease'], e))
-            return 'refused: %s' % e
-        raise AssertionError('openstack pcloud %s was not refused'
-                             % ' '.join(args))
+    def refused(*args):
+        return conflict(cli, ('openstack', 'pcloud') + args, demo,
+                        found['lease'])
 
     def hosts():
         return cli.json('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
@@ -656,18 +723,18 @@ def leased_refusals(story, cli, made, found):
 
     def disable():
         (host,) = hosts()
-        refused = conflict('host', 'set', 'demo-pcloud', host['Name'],
-                           '--disable')
+        refusal = refused('host', 'set', 'demo-pcloud', host['Name'],
+                          '--disable')
         if [h['State'] for h in hosts()] != ['enabled']:
             raise AssertionError('after the refusal: %s' % hosts())
-        return refused
+        return refusal
     story.step('the lessee cannot disable the leased host: openstack '
                'pcloud host set --disable', disable)
     story.step('nor release it: openstack pcloud host release',
-               lambda: conflict('host', 'release', 'demo-pcloud',
-                                hosts()[0]['Name']))
+               lambda: refused('host', 'release', 'demo-pcloud',
+                               hosts()[0]['Name']))
     story.step('nor delete the pcloud the lease targets: openstack pcloud '
-               'delete', lambda: conflict('delete', 'demo-pcloud'))
+               'delete', lambda: refused('delete', 'demo-pcloud'))
 
 
 def best_effort_story(story, cli, made):

@@ -1,0 +1,362 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""One truth about capacity, across the sandbox's services (issue 15).
+
+What a lease, an allocation for good, an instance left running and a
+compute's own size take or give is seen by everything else that hands
+out capacity, with no command run: the Pcloud API and both Blazar
+plugins go by the capacity ledger, which blazar-manager mirrors from
+Placement every ``[pcloud] placement_mirror_interval`` seconds (the
+sandbox sets it short).
+"""
+
+import configparser
+import datetime
+import time
+import uuid
+
+from pcloud_plugin.blazar import mirror
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import common
+from pcloud_plugin.sandbox import demo
+from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+
+def _minute(**delta):
+    """A lease date ``delta`` from now, to the whole minute (UTC)."""
+    return (datetime.datetime.utcnow()
+            + datetime.timedelta(**delta)).strftime('%Y-%m-%d %H:%M')
+
+
+class _Capacity(base.TestCase):
+    """The shared sandbox, its clients, and what the tests make in it."""
+
+    def setUp(self):
+        super().setUp()
+        cloud = self.useFixture(fixture.SandboxFixture())
+        self.sandbox, self.cli = cloud.sandbox, cloud.cli
+        clients = fixture.Clients(self.sandbox)
+        self.nova, self.placement = clients.nova, clients.placement
+        self.admin, self.demo = clients.admin, clients.demo
+        self.alt = pcloud_client.Client(
+            fixture.session(self.sandbox, common.ALT_USER))
+        self.computes = sorted(c['name'] for c in self.sandbox.computes)
+
+    # --- pools and pclouds ------------------------------------------------
+
+    def _pool(self, *hosts):
+        """A new host flavor whose pool holds ``hosts``."""
+        flavor = 'truth-%s' % uuid.uuid4().hex[:6]
+        self.admin.create_host_flavor(flavor, 1)
+        self.addCleanup(self.admin.delete_host_flavor, flavor)
+        for host in hosts:
+            self._pool_host(flavor, host)
+        return flavor
+
+    def _pool_host(self, flavor, host):
+        # As the README says: out of service for plain boots first.
+        fixture.out_of_service(self, self.nova, host)
+        self.admin.add_pool_host(flavor, host)
+        self.addCleanup(self.admin.remove_pool_host, flavor, host)
+
+    def _pcloud(self, client):
+        pcloud = client.create_pcloud('truth-%s' % uuid.uuid4().hex[:6])
+        self.addCleanup(self._drop_pcloud, client, pcloud['id'])
+        return pcloud['id']
+
+    @staticmethod
+    def _drop_pcloud(client, pcloud):
+        # Its hosts for good first: one an allocation took when it
+        # should not have included, so later tests find the pool empty.
+        for host in client.list_hosts(pcloud):
+            client.release_host(pcloud, host['name'])
+        client.delete_pcloud(pcloud)
+
+    def _holders(self, flavor):
+        """{pool host: the pcloud that has it now, or None}."""
+        return {h['host']: h['pcloud_id']
+                for h in self.admin.list_pool_hosts(flavor)}
+
+    # --- leases -----------------------------------------------------------
+
+    def _lease(self, client, reservation, start='now', end=None):
+        lease = client._request('POST', '/leases', {
+            'name': 'truth-%s' % uuid.uuid4().hex[:6], 'events': [],
+            'start_date': start, 'end_date': end or _minute(hours=1),
+            'reservations': [reservation]})['lease']
+        self.addCleanup(fixture.delete_lease, client, lease['id'])
+        return lease
+
+    def _host_lease(self, client, pcloud, flavor, amount=1, **window):
+        return self._lease(client, {
+            'resource_type': 'pcloud:host', 'amount': amount,
+            'host_flavor': flavor, 'pcloud_id': pcloud,
+            'lease_type': 'SCHEDULE' if window else 'IMMEDIATE'}, **window)
+
+    @staticmethod
+    def _slot(memory_mb):
+        return {'resource_type': 'virtual:instance', 'amount': 1,
+                'vcpus': 1, 'memory_mb': memory_mb, 'disk_gb': 1,
+                'affinity': None, 'resource_properties': ''}
+
+    def _settled(self, lease, user, *statuses):
+        """The lease's status once it is one of ``statuses``."""
+        return self.cli.wait(
+            'lease %s' % lease['name'], ('openstack', 'reservation', 'lease',
+                                         'show', lease['id']),
+            lambda found: found['status'] in statuses, user=user)['status']
+
+    def _refused(self, call, *args, **kwargs):
+        """The message of the 409 that ``call`` is refused with."""
+        refused = self.assertRaises(pcloud_client.PcloudError, call, *args,
+                                    **kwargs)
+        self.assertEqual(409, refused.code, refused)
+        return str(refused)
+
+    def _slot_hosts(self, lease):
+        rid = fixture.reservation_of(self.sandbox, lease['id'])
+        return fixture.ledger_sql(
+            self.sandbox, 'SELECT host_name FROM '
+            'pcloud_instance_reservation_slots WHERE reservation_id = :rid',
+            rid=rid)
+
+    # --- servers ----------------------------------------------------------
+
+    def _boot(self, name, flavor, user, *options):
+        """A server that runs: its host."""
+        server = self.cli.json('openstack', 'server', 'create', '--flavor',
+                               flavor, '--image', 'cirros', '--nic', 'none',
+                               '--wait', *options, name, user=user)
+        self.addCleanup(self._delete_server, server['id'])
+        found = self.cli.json('openstack', 'server', 'show', server['id'])
+        self.assertEqual('ACTIVE', found['status'], found)
+        return server['id'], found['OS-EXT-SRV-ATTR:host']
+
+    def _delete_server(self, server_id):
+        try:
+            self.cli.run('openstack', 'server', 'delete', '--wait',
+                         server_id)
+        except demo.CommandFailed as e:
+            if 'No Server found' not in str(e):
+                raise
+
+    # --- Placement and the ledger -----------------------------------------
+
+    def _provider(self, host):
+        (found,) = self.placement.get('/resource_providers?name=%s'
+                                      % host).json()['resource_providers']
+        return found['uuid']
+
+    def _memory_used(self, provider):
+        """What Placement allocates of the provider's MEMORY_MB."""
+        return self.placement.get(
+            '/resource_providers/%s/usages' % provider).json()[
+                'usages'].get('MEMORY_MB', 0)
+
+    def _ledger_memory(self, consumer):
+        """The MEMORY_MB a ledger consumer holds (0: none)."""
+        return sum(fixture.ledger_sql(
+            self.sandbox, 'SELECT a.used FROM allocations a JOIN '
+            'resource_classes c ON c.id = a.resource_class_id WHERE '
+            "a.consumer_id = :consumer AND c.name = 'MEMORY_MB'",
+            consumer=consumer))
+
+    def _mirror_interval(self):
+        conf = configparser.RawConfigParser()
+        conf.read(self.sandbox.path('blazar', 'blazar.conf'))
+        return conf.getint('pcloud', 'placement_mirror_interval')
+
+    def _until(self, title, check, timeout):
+        """Seconds until ``check()`` holds (at most ``timeout``)."""
+        began = time.monotonic()
+        while not check():
+            if time.monotonic() - began > timeout:
+                self.fail('%s: not after %ds' % (title, timeout))
+            time.sleep(0.5)
+        return time.monotonic() - began
+
+
+class LeaseAndAllocation(_Capacity):
+    """A host booked by a lease and a host allocated for good refuse
+
+    each other, in either order: both are claims in the ledger.
+    """
+
+    def test_each_refuses_the_other_in_either_order(self):
+        host = self.computes[-1]
+        flavor = self._pool(host)
+        pcloud = self._pcloud(self.demo)
+
+        # A lease books the pool's one host for later: no allocation for
+        # good may take it now, and the refusal says from when.
+        start, end = _minute(hours=2), _minute(hours=3)
+        lease = self._host_lease(self.demo, pcloud, flavor, start=start,
+                                 end=end)
+        self.assertEqual('PENDING', self._settled(lease, common.DEMO_USER,
+                                                  'PENDING', 'ERROR'))
+        refusal = self._refused(self.demo.allocate_host, pcloud, 'for-good',
+                                flavor)
+        self.assertIn('booked from %s' % start.replace(' ', 'T'), refusal)
+        self.assertEqual({host: None}, self._holders(flavor))
+
+        # Allocated for good (claimed whole in the ledger, open-ended): a
+        # lease for more hosts than are left is refused, later too.
+        fixture.delete_lease(self.demo, lease['id'])
+        self.demo.allocate_host(pcloud, 'for-good', flavor)
+        self.assertEqual({host: pcloud}, self._holders(flavor))
+        self.assertEqual(1, len(fixture.ledger_sql(
+            self.sandbox, 'SELECT id FROM consumers WHERE uuid = :consumer',
+            consumer=res_db.WHOLE_HOST + self._provider(host))))
+        for window in ({}, {'start': start, 'end': end}):
+            self._refused(self._host_lease, self.demo, pcloud, flavor,
+                          **window)
+
+
+class HandedOverEmpty(_Capacity):
+    """A pool host left running another project's instance by a lease
+
+    that ended goes to no new holder: no allocation for good, no lease
+    starting then; a lease takes an empty host in its place.
+    """
+
+    def test_a_host_an_ended_lease_left_busy_goes_to_nobody_new(self):
+        busy, empty = self.computes[-2:]
+        flavor = self._pool(busy)
+        # The alt project boots into the host through a lease that ends.
+        alt_pcloud = self._pcloud(self.alt)
+        lease = self._host_lease(self.alt, alt_pcloud, flavor)
+        self.assertEqual('ACTIVE', self._settled(lease, common.ALT_USER,
+                                                 'ACTIVE', 'ERROR'))
+        server, host = self._boot('left-behind', 'm1.tiny', common.ALT_USER,
+                                  '--hint', 'pcloud=%s' % alt_pcloud)
+        self.assertEqual(busy, host)
+        fixture.end_lease_now(self.sandbox, lease['id'])
+        self.assertEqual('TERMINATED', self._settled(
+            lease, common.ALT_USER, 'TERMINATED', 'ERROR'))
+        self.assertEqual({busy: None}, self._holders(flavor))
+        self.assertEqual(
+            ('ACTIVE', busy), tuple(self.cli.json(
+                'openstack', 'server', 'show', server)[key]
+                for key in ('status', 'OS-EXT-SRV-ATTR:host')))
+
+        # Free in the pool and in the ledger, but not empty: the demo
+        # project's allocation is refused, saying why, and its lease
+        # starting now fails rather than take it.
+        pcloud = self._pcloud(self.demo)
+        refusal = self._refused(self.demo.allocate_host, pcloud, 'h1',
+                                flavor)
+        self.assertIn('runs 1 instance(s) an ended lease left', refusal)
+        failed = self._host_lease(self.demo, pcloud, flavor)
+        self.assertEqual('ERROR', self._settled(failed, common.DEMO_USER,
+                                                'ACTIVE', 'ERROR'))
+        self.assertEqual({busy: None}, self._holders(flavor))
+
+        # With an empty host beside it, a lease gets that one.
+        self._pool_host(flavor, empty)
+        lease = self._host_lease(self.demo, pcloud, flavor)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual({busy: None, empty: pcloud}, self._holders(flavor))
+
+
+class UsageOutsideReservations(_Capacity):
+    """An on-demand boot's memory is not promised to a reservation: the
+
+    ledger holds it (the Placement mirror), with no pcloud-manage run.
+    Only one compute is open to boots and reservations here (the others
+    in a host flavor pool).
+    """
+
+    def test_an_on_demand_boot_takes_what_a_reservation_cannot_have(self):
+        host = self.computes[0]
+        self._pool(*self.computes[1:])
+        provider = self._provider(host)
+        free = demo.placement_free(self.sandbox, 'MEMORY_MB')[host]
+        flavor = max((f for f in self.nova.flavors.list()
+                      if f.name.startswith('m1.') and f.ram <= free),
+                     key=lambda f: f.ram)
+        server, booted_on = self._boot('on-demand', flavor.name,
+                                       common.ALT_USER)
+        self.assertEqual(host, booted_on)
+        # A slot that fits only if the server's memory were free.
+        slot = self._slot(free - flavor.ram // 2)
+        self._refused(self._lease, self.demo, slot)
+
+        # The ledger holds what Placement says others use, open-ended.
+        interval = self._mirror_interval()
+        usage = mirror.usage_consumer(provider)
+        self._until('the ledger to hold the boot', lambda: (
+            self._ledger_memory(usage) == self._memory_used(provider)
+            >= flavor.ram), 4 * interval)
+
+        # Gone from Placement, gone from the ledger: the slot fits.
+        self._delete_server(server)
+        self._until('the ledger to let the boot go', lambda: (
+            self._ledger_memory(usage) == 0), 4 * interval)
+        lease = self._lease(self.demo, slot)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual([host], self._slot_hosts(lease))
+
+
+class CapacityChange(_Capacity):
+    """A compute that Placement says grew is reservable within the
+
+    mirror's interval, with no command run: as when nova-compute reports
+    a resized host.
+    """
+
+    def _set_memory(self, provider, memory):
+        """PUT the provider's inventories with this MEMORY_MB one."""
+        url = '/resource_providers/%s/inventories' % provider
+        found = self.placement.get(url).json()
+        inventories = found['inventories']
+        inventories['MEMORY_MB'] = memory
+        self.placement.put(url, json={
+            'resource_provider_generation': found[
+                'resource_provider_generation'],
+            'inventories': inventories})
+
+    def test_a_grown_compute_is_reservable_without_a_command(self):
+        interval = self._mirror_interval()
+        host = self.computes[0]
+        provider = self._provider(host)
+        memory = self.placement.get(
+            '/resource_providers/%s/inventories/MEMORY_MB' % provider).json()
+        del memory['resource_provider_generation']
+        total = memory['total']
+        # More than any compute has free.
+        free = demo.placement_free(self.sandbox, 'MEMORY_MB')
+        slot = self._slot(max(free.values()) + 1024)
+        self._refused(self._lease, self.demo, slot)
+
+        self._set_memory(provider, dict(memory, total=total + 2048,
+                                        max_unit=total + 2048))
+        self.addCleanup(self._set_memory, provider, memory)
+        took = self._until('the ledger to see it grow', lambda: (
+            fixture.ledger_sql(
+                self.sandbox, 'SELECT i.total FROM inventories i JOIN '
+                'resource_classes c ON c.id = i.resource_class_id WHERE '
+                "c.name = 'MEMORY_MB' AND i.resource_provider_id = (SELECT "
+                'id FROM resource_providers WHERE uuid = :uuid)',
+                uuid=provider) == [total + 2048]), 6 * interval)
+        # One pass, give or take the pass under way.
+        self.assertLessEqual(took, 2 * interval, took)
+        lease = self._lease(self.demo, slot)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual([host], self._slot_hosts(lease))
