@@ -216,8 +216,8 @@ class Mirror(object):
         for uuid, (name, _root, _aggs, _inv) in providers.items():
             if name.startswith(resources.CHILD_PREFIX):
                 self._reserved[uuid] = set(allocations[uuid])
-        ours = set().union(*self._reserved.values()) | {
-            r['reservation_id'] for r in res_db.list_reservations(context)}
+        ours = (set().union(*self._reserved.values())
+                | res_db.reservation_ids(context))
         aggregates, hosts = self._exclusions()
         for uuid, (name, root, aggs, inventories) in providers.items():
             if name.startswith(resources.CHILD_PREFIX):

@@ -143,6 +143,14 @@ def list_reservations(context, lease_id=None, reservation_id=None,
 
 
 @db_api.retry_on_deadlock
+def reservation_ids(context):
+    """The ids of every instance reservation recorded (no slots read)."""
+    with db_api.reader(context) as session:
+        return set(session.execute(sa.select(_RES.c.reservation_id))
+                   .scalars())
+
+
+@db_api.retry_on_deadlock
 def update(context, reservation_id, slots=None, **values):
     """Change stored fields and, if given, replace the slots."""
     unknown = set(values) - set(_FIELDS)

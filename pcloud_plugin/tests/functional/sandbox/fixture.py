@@ -137,6 +137,38 @@ class Clients(object):
         self.demo = pcloud_client.Client(self.demo_session)
 
 
+def delete_server(cli, server_id, user):
+    """Delete a server, waiting until it is gone (or was already)."""
+    try:
+        cli.run('openstack', 'server', 'delete', '--wait', server_id,
+                user=user)
+    except demo.CommandFailed as e:
+        if 'No Server found' not in str(e):
+            raise
+
+
+def boot(test, cli, name, flavor, user, *options):
+    """Boot with the real client and wait until ACTIVE (deleted when the
+
+    test ends); the server as ``openstack server show`` gives it. A boot
+    that errs fails the test with its fault and the scheduler's last
+    words about filters and candidates.
+    """
+    server = cli.json('openstack', 'server', 'create', '--flavor', flavor,
+                      '--image', 'cirros', '--nic', 'none', *options, name,
+                      user=user)
+    test.addCleanup(delete_server, cli, server['id'], user)
+    found = cli.wait(
+        'server %s' % name, ('openstack', 'server', 'show', server['id']),
+        lambda found: found['status'] in ('ACTIVE', 'ERROR'))
+    if found['status'] != 'ACTIVE':
+        with open(cli.sandbox.log('nova'), errors='replace') as f:
+            log = [line[-300:] for line in f if 'Filter' in line
+                   or 'allocation_candidates' in line][-12:]
+        test.fail('%s: %s\n%s' % (name, found.get('fault'), ''.join(log)))
+    return found
+
+
 def out_of_service(test, nova, host):
     """Disable a compute service for the length of ``test``."""
     (service,) = nova.services.list(host=host, binary='nova-compute')

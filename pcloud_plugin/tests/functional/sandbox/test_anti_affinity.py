@@ -94,23 +94,9 @@ class InstanceReservationAffinity(base.TestCase):
 
     def _boot(self, name, flavor, group):
         """Boot as the demo member into the reservation; its host."""
-        server = self.cli.json(
-            'openstack', 'server', 'create', '--flavor', flavor, '--image',
-            'cirros', '--nic', 'none', '--hint', 'group=%s' % group, name,
-            user=common.DEMO_USER)
-        self.addCleanup(self.cli.run, 'openstack', 'server', 'delete',
-                        '--wait', server['id'], user=common.DEMO_USER)
-        found = self.cli.wait(
-            'server %s' % name, ('openstack', 'server', 'show',
-                                 server['id']),
-            lambda found: found['status'] in ('ACTIVE', 'ERROR'))
-        if found['status'] != 'ACTIVE':
-            with open(self.sandbox.log('nova'), errors='replace') as f:
-                log = [line[-300:] for line in f if 'Filter' in line
-                       or 'allocation_candidates' in line][-12:]
-            self.fail('%s: %s\n%s' % (name, found.get('fault'),
-                                      ''.join(log)))
-        return found['OS-EXT-SRV-ATTR:host']
+        return fixture.boot(self, self.cli, name, flavor, common.DEMO_USER,
+                            '--hint', 'group=%s' % group)[
+                                'OS-EXT-SRV-ATTR:host']
 
     def _boot_all(self, prefix, amount, affinity):
         """The lease's servers, then one more: refused. Their hosts."""

@@ -43,15 +43,6 @@ BLAZAR_FILTERS = ('BlazarFilter', 'AggregateInstanceExtraSpecsFilter',
                   'AggregateMultiTenancyIsolation')
 
 
-def _delete_server(cli, server_id, user):
-    try:
-        cli.run('openstack', 'server', 'delete', '--wait', server_id,
-                user=user)
-    except demo.CommandFailed as e:
-        if 'No Server found' not in str(e):
-            raise
-
-
 class _Fence(base.TestCase):
     """The shared sandbox and its clients (fixture.Clients)."""
 
@@ -125,25 +116,12 @@ class InstanceReservationFence(_Fence):
                    * inventory['allocation_ratio']) - used
 
     def _boot(self, name, flavor, user):
-        server = self.cli.json('openstack', 'server', 'create', '--flavor',
-                               flavor, '--image', 'cirros', '--nic', 'none',
-                               name, user=user)
-        self.addCleanup(self._delete, server['id'], user)
-        found = self.cli.wait(
-            'server %s' % name, ('openstack', 'server', 'show',
-                                 server['id']),
-            lambda found: found['status'] in ('ACTIVE', 'ERROR'))
-        if found['status'] != 'ACTIVE':
-            with open(self.sandbox.log('nova'), errors='replace') as f:
-                log = [line[-300:] for line in f if 'Filter' in line
-                       or 'allocation_candidates' in line][-12:]
-            self.fail('%s: %s\n%s' % (name, found.get('fault'),
-                                      ''.join(log)))
+        found = fixture.boot(self, self.cli, name, flavor, user)
         self.assertEqual(HOST, found['OS-EXT-SRV-ATTR:host'])
-        return server
+        return found
 
     def _delete(self, server_id, user):
-        _delete_server(self.cli, server_id, user)
+        fixture.delete_server(self.cli, server_id, user)
 
     def test_no_boot_takes_now_what_a_later_lease_was_promised(self):
         (provider,) = self.placement.get(
@@ -262,36 +240,24 @@ class HostLeaseFence(_Fence):
         hint = ('--hint', 'pcloud=%s' % self.pcloud['id'])
 
         # The lessee, into its pcloud: on the leased host.
-        server = self.cli.json(
-            'openstack', 'server', 'create', '--flavor', 'm1.tiny',
-            '--image', 'cirros', '--nic', 'none', '--wait', *hint,
-            'in-lease', user=common.DEMO_USER)
-        self.addCleanup(_delete_server, self.cli, server['id'],
-                        common.DEMO_USER)
-        self.assertEqual(self.host, self.cli.json(
-            'openstack', 'server', 'show', server['id'])[
-                'OS-EXT-SRV-ATTR:host'])
+        server = fixture.boot(self, self.cli, 'in-lease', 'm1.tiny',
+                              common.DEMO_USER, *hint)
+        self.assertEqual(self.host, server['OS-EXT-SRV-ATTR:host'])
         # Another project, not authorized, with the hint; anyone without
         # it (the leased host is the only one in service).
         demo.boot_fails(self.cli, 'alt-in-lease', 'm1.tiny',
                         common.ALT_USER, *hint)
         for user in (common.ALT_USER, common.DEMO_USER):
             demo.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
-        _delete_server(self.cli, server['id'], common.DEMO_USER)
+        fixture.delete_server(self.cli, server['id'], common.DEMO_USER)
 
         # A tenant the lessee authorizes on its pcloud, with the hint.
         alt = fixture.session(self.sandbox, common.ALT_USER).get_project_id()
         self.demo.add_tenant(self.pcloud['id'], alt)
-        server = self.cli.json(
-            'openstack', 'server', 'create', '--flavor', 'm1.tiny',
-            '--image', 'cirros', '--nic', 'none', '--wait', *hint,
-            'authorized-in-lease', user=common.ALT_USER)
-        self.addCleanup(_delete_server, self.cli, server['id'],
-                        common.ALT_USER)
-        self.assertEqual(self.host, self.cli.json(
-            'openstack', 'server', 'show', server['id'])[
-                'OS-EXT-SRV-ATTR:host'])
-        _delete_server(self.cli, server['id'], common.ALT_USER)
+        server = fixture.boot(self, self.cli, 'authorized-in-lease',
+                              'm1.tiny', common.ALT_USER, *hint)
+        self.assertEqual(self.host, server['OS-EXT-SRV-ATTR:host'])
+        fixture.delete_server(self.cli, server['id'], common.ALT_USER)
 
         # The end moved later: the lease's aggregate has it, for the
         # PcloudFilter.
