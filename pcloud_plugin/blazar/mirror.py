@@ -56,7 +56,7 @@ from pcloud_plugin.db import reservations as res_db
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
-USAGE_PREFIX = 'placement:'
+USAGE_PREFIX = db_api.USAGE_PREFIX
 
 
 def usage_consumer(provider_uuid):

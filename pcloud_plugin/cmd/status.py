@@ -23,12 +23,10 @@ from oslo_upgradecheck import upgradecheck
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
 from pcloud_plugin import context
+from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import migration
 from pcloud_plugin.pcloud import partition
-
-# blazar.mirror's usage consumers: instances, not holders.
-USAGE_PREFIX = 'placement:'
 
 
 class Checks(upgradecheck.UpgradeCommands):
@@ -64,7 +62,7 @@ class Checks(upgradecheck.UpgradeCommands):
         ctx = context.get_admin_context()
         for name in sorted(partition.blazar_hosts(aggregates, freepool)):
             until = host_db.held_until(ctx, name,
-                                       not_holders=USAGE_PREFIX)
+                                       not_holders=db_api.USAGE_PREFIX)
             if name not in both and until is not None:
                 held.append('%s (claimed in the ledger until %s)'
                             % (name, until.isoformat()))

@@ -758,6 +758,11 @@ def release(context, consumer_id):
         return result.rowcount > 0
 
 
+# The consumer prefix of usage recorded with record_usage (instances
+# running outside reservations, as blazar.mirror finds them).
+USAGE_PREFIX = 'placement:'
+
+
 @writer_with_cas_retry
 def record_usage(session, consumer_id, amounts):
     """Hold ``amounts`` ({provider uuid: {class: n}}) for the consumer from
