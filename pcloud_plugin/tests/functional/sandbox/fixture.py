@@ -30,6 +30,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 
 import fixtures
 from keystoneauth1 import adapter
@@ -211,10 +212,21 @@ def end_lease_now(sandbox, lease_id):
                 now=datetime.datetime.utcnow(), lease=lease_id)
 
 
-def delete_lease(client, lease_id):
-    """Delete a lease through the API; one already gone is fine."""
-    try:
-        client._request('DELETE', '/leases/%s' % lease_id)
-    except pcloud_client.PcloudError as e:
-        if e.code != 404:
-            raise
+def delete_lease(client, lease_id, attempts=3):
+    """Delete a lease through the API; one already gone is fine.
+
+    Used to clean up after a test: a 500 (seen once in CI, deleting an
+    active pcloud:host lease while another sandbox loaded both cores; not
+    yet understood) is tried again, so that one test's leftovers do not
+    fail the tests after it on the shared sandbox.
+    """
+    for attempt in range(attempts):
+        try:
+            client._request('DELETE', '/leases/%s' % lease_id)
+            return
+        except pcloud_client.PcloudError as e:
+            if e.code == 404:
+                return
+            if e.code != 500 or attempt == attempts - 1:
+                raise
+            time.sleep(2)
