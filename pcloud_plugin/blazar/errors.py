@@ -43,8 +43,8 @@ LOG = logging.getLogger(__name__)
 UNREACHABLE = 'Nova or Placement cannot be reached; try again later.'
 # Raised when they cannot be: by keystoneauth, or by the Pcloud service
 # (which our plugins also call) that wraps it.
-_UNREACHABLE = (ks_exc.ConnectionError, exception.NovaError,
-                exception.PlacementUnreachable)
+UNREACHABLE_ERRORS = (ks_exc.ConnectionError, exception.NovaError,
+                      exception.PlacementUnreachable)
 
 
 class CapacityRefused(mgr_exc.NotEnoughHostsAvailable):
@@ -92,7 +92,7 @@ def update_refusals():
         yield
     except (CapacityRefused, QuotaRefused) as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
-    except _UNREACHABLE as e:
+    except UNREACHABLE_ERRORS as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.
         LOG.warning('Lease update refused: %s', e)
         raise mgr_exc.CantUpdateParameter(UNREACHABLE) from e
@@ -103,6 +103,6 @@ def unreachable_refused():
     """Around an admission: an unreachable Nova or Placement is a 503."""
     try:
         yield
-    except _UNREACHABLE as e:
+    except UNREACHABLE_ERRORS as e:
         LOG.warning('Reservation refused: %s', e)
         raise CloudUnreachable() from e

@@ -24,6 +24,8 @@ import time
 from blazar.plugins import base
 from oslo_log import log as logging
 
+from pcloud_plugin.blazar import errors
+
 LOG = logging.getLogger(__name__)
 
 
@@ -66,6 +68,10 @@ class PollingMonitor(base.BaseMonitorPlugin):
                 self._last[n] = now
                 try:
                     task()
+                except errors.UNREACHABLE_ERRORS as e:
+                    # Usual while Nova starts or restarts: the next
+                    # poll tries again; no traceback to alarm anyone.
+                    LOG.warning('Periodic task %s: %s', task, e)
                 except Exception:
                     LOG.exception('Periodic task %s failed', task)
         return {}
