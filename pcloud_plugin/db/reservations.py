@@ -218,7 +218,8 @@ def claims_on(context, provider_uuids, after):
     """[(provider uuid, class, start, end, used, consumer, state)]: the
 
     ledger claims on these providers that end after ``after``, but for
-    whole hosts (host leases and pclouds' own hosts): what blazar.promises
+    whole hosts (host leases and pclouds' own hosts) and Placement's own
+    usage mirrored (already allocated there): what blazar.promises
     fences in Placement. ``state`` is the instance reservation's, None
     while its admission has not recorded it yet.
     """
@@ -235,6 +236,8 @@ def claims_on(context, provider_uuids, after):
              .where(_RP.c.uuid.in_(sorted(provider_uuids)),
                     _ALLOC.c.end_time > after,
                     _HOST_RES.c.reservation_id.is_(None),
-                    sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST))))
+                    sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST)),
+                    sa.not_(_ALLOC.c.consumer_id.startswith(
+                        db_api.USAGE_PREFIX))))
     with db_api.reader(context) as session:
         return [tuple(row) for row in session.execute(query)]

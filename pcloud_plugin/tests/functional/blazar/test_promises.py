@@ -128,6 +128,17 @@ class PromiseTests(base.BlazarTestCase):
             if not c.startswith('pcloud-host:')])
         self.assertEqual({}, self.promise('cn1'))
 
+    def test_running_instances_are_not_promised_again(self):
+        # An on-demand boot holds 512 MB of cn1 in Placement (and,
+        # mirrored, in the ledger): the promise carries only the
+        # reservation's 7 GB, so both fit in cn1's 7.5.
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn1']: {'MEMORY_MB': 512}})
+        lease = self.create_lease(self.reservation(7, affinity=True))
+        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+            self.context, _rid(lease))['amounts']))
+        self.assertEqual(7168, self.promise('cn1')['MEMORY_MB'])
+
     def test_placement_refuses_what_the_mirror_has_not_seen(self):
         self._unseen()
         self.placement.allocate(uuidutils.generate_uuid(), {
