@@ -338,7 +338,13 @@ def _start_computes(spec):
                 topic_alt=compute_rpcapi.RPC_TOPIC_ALT)
         finally:
             conf.CONF.clear_override('host')
-        svc.manager.driver.resources = fake.Resources(
+        # Its size, as Placement is told (update_provider_tree) and as
+        # the driver's own claims count it.
+        driver = svc.manager.driver
+        driver.vcpus = compute['vcpus']
+        driver.memory_mb = compute['memory_mb']
+        driver.local_gb = compute['disk_gb']
+        driver.resources = fake.Resources(
             vcpus=compute['vcpus'], memory_mb=compute['memory_mb'],
             local_gb=compute['disk_gb'])
         _running_again(svc, compute['name'])

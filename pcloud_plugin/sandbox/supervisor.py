@@ -451,6 +451,10 @@ class Sandbox:
         the same databases: what an operator does after a crash.
         """
         self._t0 = time.monotonic()
+        # The cloud as it is now (and its computes as they are now).
+        self.spec = dict(self.spec, resume=True, computes=self.computes)
+        with open(self.path('spec.json'), 'w') as f:
+            json.dump(self.spec, f, indent=2)
         proc = self.procs.pop(name, None)
         if proc is not None:
             try:
@@ -465,6 +469,30 @@ class Sandbox:
             self._wait_ready(ready, (name,))
         finally:
             ready.close()
+
+    def add_compute(self, vcpus, memory_mb, disk_gb):
+        """Bring one more compute into the running cloud, as an operator
+
+        adds a host: Nova starts again with it, on the same databases,
+        and its discovery maps it. Returns its name.
+        """
+        name = 'compute%d' % (max(int(c['name'][len('compute'):])
+                                  for c in self.computes) + 1)
+        self._restart_nova(self.computes + [{
+            'name': name, 'vcpus': vcpus, 'memory_mb': memory_mb,
+            'disk_gb': disk_gb}])
+        return name
+
+    def remove_compute(self, name):
+        """Stop a compute (Nova starts again without it); deleting its
+
+        service through Nova's API is the caller's.
+        """
+        self._restart_nova([c for c in self.computes if c['name'] != name])
+
+    def _restart_nova(self, computes):
+        self.computes = computes
+        self.restart('nova')
 
     # -- run and stop -----------------------------------------------------
 

@@ -313,6 +313,28 @@ class UsageOutsideReservations(_Capacity):
         self.assertEqual([host], self._slot_hosts(lease))
 
 
+class EndedReservation(_Capacity):
+    """A host whose instance reservation ended takes boots at once, also
+
+    when its nova-compute knows the reservation's provider (it caches its
+    provider tree; here Nova restarts while the lease is active).
+    """
+
+    def test_a_host_takes_boots_right_after_its_reservation_ends(self):
+        host = self.computes[0]
+        self._pool(*self.computes[1:])
+        lease = self._lease(self.demo, self._slot(512))
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual([host], self._slot_hosts(lease))
+        self.sandbox.restart('nova')
+
+        fixture.delete_lease(self.demo, lease['id'])
+        _server, booted_on = self._boot('after-lease', 'm1.tiny',
+                                        common.ALT_USER)
+        self.assertEqual(host, booted_on)
+
+
 class CapacityChange(_Capacity):
     """A compute that Placement says grew is reservable within the
 
@@ -333,15 +355,15 @@ class CapacityChange(_Capacity):
 
     def test_a_grown_compute_is_reservable_without_a_command(self):
         interval = self._mirror_interval()
-        host = self.computes[0]
+        # The roomiest compute, then a slot more than it has free.
+        free = demo.placement_free(self.sandbox, 'MEMORY_MB')
+        host = max(free, key=free.get)
         provider = self._provider(host)
         memory = self.placement.get(
             '/resource_providers/%s/inventories/MEMORY_MB' % provider).json()
         del memory['resource_provider_generation']
         total = memory['total']
-        # More than any compute has free.
-        free = demo.placement_free(self.sandbox, 'MEMORY_MB')
-        slot = self._slot(max(free.values()) + 1024)
+        slot = self._slot(free[host] + 1024)
         self._refused(self._lease, self.demo, slot)
 
         self._set_memory(provider, dict(memory, total=total + 2048,
@@ -360,3 +382,33 @@ class CapacityChange(_Capacity):
         self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
                                                  'ACTIVE', 'ERROR'))
         self.assertEqual([host], self._slot_hosts(lease))
+
+    def test_an_added_compute_is_reservable_without_a_command(self):
+        interval = self._mirror_interval()
+        free = max(demo.placement_free(self.sandbox, 'MEMORY_MB').values())
+        slot = self._slot(free + 1024)
+        self._refused(self._lease, self.demo, slot)
+
+        # As an operator adds a host: nova-compute starts on it, reports
+        # to Placement, and discovery maps it; nothing of ours is run.
+        host = self.sandbox.add_compute(vcpus=4, memory_mb=free + 4096,
+                                        disk_gb=100)
+        self.addCleanup(self._remove_compute, host)
+        self._until('the ledger to see the new compute', lambda: (
+            fixture.ledger_sql(self.sandbox, 'SELECT uuid FROM '
+                               'resource_providers WHERE name = :name',
+                               name=host)), 6 * interval)
+        lease = self._lease(self.demo, slot)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual([host], self._slot_hosts(lease))
+
+    def _remove_compute(self, host):
+        """The host leaves as it came: its compute stops, its service is
+
+        deleted (and with it Nova's record in Placement).
+        """
+        self.sandbox.remove_compute(host)
+        (service,) = self.nova.services.list(host=host,
+                                             binary='nova-compute')
+        self.nova.services.delete(service.id)
