@@ -1,18 +1,100 @@
 #!/bin/bash
-# DevStack plugin for pcloud-plugin: installs the package into the shared
-# Python environment, enables the PcloudFilter in nova.conf and our Blazar
-# plugins in blazar.conf, and creates the ledger's database.
+# DevStack plugin for pcloud-plugin (local.conf: see settings).
+#
+# Our code runs inside other services' processes, so this plugin starts
+# nothing of its own. On each node it does what the services there need:
+#   n-sch               the PcloudFilter in nova.conf
+#   blazar-a, blazar-m  our Keystone service user, our plugins and options
+#                       in blazar.conf; the ledger's database (blazar-m)
+# Blazar's plugin must be enabled too (settings: plugin_requires). It
+# configures blazar.conf in post-config and starts Blazar in extra, and
+# each phase runs the plugins in the order of their enable_plugin lines;
+# so blazar.conf and the ledger are done in post-config when Blazar's
+# plugin runs before ours, else in extra (ours then runs before it starts
+# Blazar): in both orders after Blazar wrote blazar.conf and before Blazar
+# starts.
+
+PCLOUD_BLAZAR_CONF=${PCLOUD_BLAZAR_CONF:-${BLAZAR_CONF_FILE:-/etc/blazar/blazar.conf}}
+NOVA_ALL_FILTERS=nova.scheduler.filters.all_filters
+# Blazar loads one plugin per resource type: ours serves virtual:instance,
+# as Blazar's virtual.instance.plugin does, so it takes that one's place.
+# Blazar's other plugins (physical.host.plugin, virtual.floatingip.plugin,
+# flavor.instance.plugin, ...) serve other types and stay.
+PCLOUD_INSTANCE_PLUGIN=pcloud.virtual.instance
+PCLOUD_REPLACED_PLUGIN=virtual.instance.plugin
+
+function pcloud_require_blazar_plugin {
+    if ! is_plugin_enabled blazar; then
+        die $LINENO "pcloud-plugin needs Blazar's DevStack plugin: add" \
+            "'enable_plugin blazar https://opendev.org/openstack/blazar'" \
+            "to local.conf, before 'enable_plugin pcloud-plugin ...'"
+    fi
+}
+
+function _pcloud_blazar_plugin_runs_first {
+    local plugin
+    for plugin in ${DEVSTACK_PLUGINS//,/ }; do
+        if [[ $plugin == blazar ]]; then
+            return 0
+        elif [[ $plugin == pcloud-plugin ]]; then
+            return 1
+        fi
+    done
+    return 1
+}
 
 function install_pcloud_plugin {
-    setup_develop "$PCLOUD_PLUGIN_DIR"
+    if is_service_enabled blazar-a blazar-m; then
+        # Blazar's processes load our plugins, REST API and policies; the
+        # openstack client there gets our commands.
+        setup_develop "$PCLOUD_PLUGIN_DIR" blazar,cli
+    elif is_service_enabled n-sch; then
+        # The filter needs nothing beyond nova and our own requirements.
+        setup_develop "$PCLOUD_PLUGIN_DIR"
+    fi
+}
+
+function configure_pcloud_nova_scheduler {
+    local available filters
+    # Once available_filters has a value Nova loads only the filters it
+    # names: keep Nova's own (all_filters) there, once, whether Blazar's
+    # plugin (which adds it only to an empty list) ran before ours or not.
+    available=" $(iniget_multiline "$NOVA_CONF" filter_scheduler available_filters) "
+    if [[ $available != *" $NOVA_ALL_FILTERS "* ]]; then
+        iniadd "$NOVA_CONF" filter_scheduler available_filters \
+            "$NOVA_ALL_FILTERS"
+    fi
+    if [[ $available != *" $PCLOUD_FILTER_PATH "* ]]; then
+        iniadd "$NOVA_CONF" filter_scheduler available_filters \
+            "$PCLOUD_FILTER_PATH"
+    fi
+    filters=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
+    if [[ ",$filters," != *",$PCLOUD_FILTER,"* ]]; then
+        iniset "$NOVA_CONF" filter_scheduler enabled_filters \
+            "${filters:+$filters,}$PCLOUD_FILTER"
+    fi
+}
+
+function create_pcloud_accounts {
+    # Our own service user, with the admin role in the service project and
+    # no other: the Nova calls of the Pcloud service and our Blazar plugins
+    # (aggregates, os-services, hypervisors, servers of every project, live
+    # migration, flavors) are open to admins only, and no narrower role
+    # covers them; Placement's defaults ("admin or service") then accept it
+    # for the mirror's reads and the ledger's writes (inventories,
+    # allocations, resource classes).
+    local user_id
+    user_id=$(get_or_create_user "$PCLOUD_USER_NAME" "$SERVICE_PASSWORD" \
+        "$SERVICE_DOMAIN_NAME")
+    get_or_add_user_project_role admin "$user_id" "$SERVICE_PROJECT_NAME" \
+        "$SERVICE_DOMAIN_NAME" "$SERVICE_DOMAIN_NAME"
 }
 
 function _pcloud_keystone_auth {
-    # Admin access to Nova and Placement for the plugins, as a service user.
     local conf=$1 group=$2
     iniset "$conf" "$group" auth_type password
     iniset "$conf" "$group" auth_url "$KEYSTONE_SERVICE_URI"
-    iniset "$conf" "$group" username nova
+    iniset "$conf" "$group" username "$PCLOUD_USER_NAME"
     iniset "$conf" "$group" password "$SERVICE_PASSWORD"
     iniset "$conf" "$group" user_domain_name "$SERVICE_DOMAIN_NAME"
     iniset "$conf" "$group" project_name "$SERVICE_PROJECT_NAME"
@@ -20,49 +102,143 @@ function _pcloud_keystone_auth {
     iniset "$conf" "$group" region_name "$REGION_NAME"
 }
 
-function configure_pcloud_plugin {
-    # nova-scheduler: offer the filter and put it in the enabled list.
-    local filters
-    iniadd "$NOVA_CONF" filter_scheduler available_filters "$PCLOUD_FILTER_PATH"
-    filters=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
-    if [[ ",$filters," != *",$PCLOUD_FILTER,"* ]]; then
-        iniset "$NOVA_CONF" filter_scheduler enabled_filters \
-            "${filters:+$filters,}$PCLOUD_FILTER"
+# Blazar's list of plugins ($1) less the one ours replaces, in its order,
+# then ours.
+function _pcloud_merged_plugins {
+    local plugin merged="" replaced=""
+    if [[ ",$PCLOUD_BLAZAR_PLUGINS," == *",$PCLOUD_INSTANCE_PLUGIN,"* ]]; then
+        replaced=$PCLOUD_REPLACED_PLUGIN
     fi
+    for plugin in ${1//,/ }; do
+        if [[ $plugin != "$replaced" ]]; then
+            merged+=",$plugin"
+        fi
+    done
+    for plugin in ${PCLOUD_BLAZAR_PLUGINS//,/ }; do
+        if [[ "$merged," != *",$plugin,"* ]]; then
+            merged+=",$plugin"
+        fi
+    done
+    echo "${merged#,}"
+}
 
-    # blazar-manager and blazar-api: our plugins and their options.
-    iniset "$PCLOUD_BLAZAR_CONF" manager plugins "$PCLOUD_BLAZAR_PLUGINS"
-    iniset "$PCLOUD_BLAZAR_CONF" pcloud_database connection \
+# The inverse, for clean: ours out, Blazar's instance plugin back.
+function _pcloud_unmerged_plugins {
+    local plugin kept=""
+    for plugin in ${1//,/ }; do
+        if [[ $plugin == "$PCLOUD_INSTANCE_PLUGIN" ]]; then
+            plugin=$PCLOUD_REPLACED_PLUGIN
+        elif [[ ",$PCLOUD_BLAZAR_PLUGINS," == *",$plugin,"* ]]; then
+            continue
+        fi
+        if [[ "$kept," != *",$plugin,"* ]]; then
+            kept+=",$plugin"
+        fi
+    done
+    echo "${kept#,}"
+}
+
+function configure_pcloud_blazar {
+    local conf=$PCLOUD_BLAZAR_CONF plugins
+    if [[ ! -f $conf ]] || ! ini_has_option "$conf" manager plugins; then
+        die $LINENO "$conf has no [manager] plugins: Blazar's DevStack" \
+            "plugin has not configured Blazar on this node, where" \
+            "blazar-a or blazar-m is enabled"
+    fi
+    plugins=$(iniget "$conf" manager plugins)
+    iniset "$conf" manager plugins "$(_pcloud_merged_plugins "$plugins")"
+    iniset "$conf" pcloud_database connection \
         "$(database_connection_url "$PCLOUD_DB_NAME")"
-    _pcloud_keystone_auth "$PCLOUD_BLAZAR_CONF" pcloud_nova
-    _pcloud_keystone_auth "$PCLOUD_BLAZAR_CONF" pcloud_placement
+    _pcloud_keystone_auth "$conf" pcloud_nova
+    _pcloud_keystone_auth "$conf" pcloud_placement
 }
 
 function init_pcloud_database {
-    # In post-config, after Blazar's plugin configured it and before it
-    # starts Blazar (its "extra" phase): blazar-manager reads the ledger
-    # from its first moment.
+    # blazar-manager reads the ledger from its first moment.
     recreate_database "$PCLOUD_DB_NAME"
-    pcloud-manage --config-file "$PCLOUD_BLAZAR_CONF" db upgrade
+    "$PCLOUD_BIN_DIR/pcloud-manage" --config-file "$PCLOUD_BLAZAR_CONF" \
+        db upgrade
 }
 
-function init_pcloud_plugin {
-    # Once nova-compute has registered the computes in Placement: the
-    # first mirror pass at once (blazar-manager's periodic mirror keeps it
-    # current from then on, computes added later included).
-    pcloud-manage --config-file "$PCLOUD_BLAZAR_CONF" placement sync
+function configure_pcloud_blazar_and_ledger {
+    configure_pcloud_blazar
+    if is_service_enabled blazar-m; then
+        init_pcloud_database
+    fi
+}
+
+function init_pcloud_mirror {
+    # The first mirror pass, in test-config: DevStack's only phase after
+    # stack.sh waited for the computes to register (is_nova_ready) and
+    # mapped them (discover_hosts). blazar-manager's periodic pass keeps
+    # the ledger current from then on, computes added later included.
+    "$PCLOUD_BIN_DIR/pcloud-manage" --config-file "$PCLOUD_BLAZAR_CONF" \
+        placement sync
+}
+
+function clean_pcloud_blazar {
+    # The ledger's database goes with DevStack's own (clean.sh drops the
+    # database server after the plugins' clean); our options and plugins
+    # go from blazar.conf, which Blazar's plugin never removes.
+    local conf=$PCLOUD_BLAZAR_CONF group option plugins
+    if [[ ! -f $conf ]]; then
+        return
+    fi
+    if ini_has_option "$conf" manager plugins; then
+        plugins=$(iniget "$conf" manager plugins)
+        iniset "$conf" manager plugins "$(_pcloud_unmerged_plugins "$plugins")"
+    fi
+    inidelete "$conf" pcloud_database connection
+    for group in pcloud_nova pcloud_placement; do
+        for option in auth_type auth_url username password user_domain_name \
+                project_name project_domain_name region_name; do
+            inidelete "$conf" "$group" "$option"
+        done
+    done
 }
 
 if is_service_enabled pcloud-plugin; then
-    if [[ "$1" == "stack" && "$2" == "install" ]]; then
+    if [[ "$1" == "stack" ]]; then
+        pcloud_require_blazar_plugin
+    fi
+
+    if [[ "$1" == "stack" && "${2:-}" == "install" ]]; then
         echo_summary "Installing pcloud-plugin"
         install_pcloud_plugin
-    elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
+    elif [[ "$1" == "stack" && "${2:-}" == "post-config" ]]; then
         echo_summary "Configuring pcloud-plugin"
-        configure_pcloud_plugin
-        init_pcloud_database
-    elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
-        echo_summary "Initializing pcloud-plugin"
-        init_pcloud_plugin
+        if is_service_enabled n-sch; then
+            configure_pcloud_nova_scheduler
+        fi
+        if is_service_enabled blazar-a blazar-m; then
+            create_pcloud_accounts
+            if _pcloud_blazar_plugin_runs_first; then
+                configure_pcloud_blazar_and_ledger
+            fi
+        fi
+    elif [[ "$1" == "stack" && "${2:-}" == "extra" ]]; then
+        if is_service_enabled blazar-a blazar-m &&
+                ! _pcloud_blazar_plugin_runs_first; then
+            echo_summary "Configuring pcloud-plugin in Blazar"
+            configure_pcloud_blazar_and_ledger
+        fi
+    elif [[ "$1" == "stack" && "${2:-}" == "test-config" ]]; then
+        if is_service_enabled blazar-m; then
+            echo_summary "Mirroring Placement into the pcloud ledger"
+            init_pcloud_mirror
+        fi
+    fi
+
+    if [[ "$1" == "unstack" ]]; then
+        # Nothing of ours runs: our code stops with nova-scheduler and
+        # Blazar, which their own plugins stop.
+        :
+    fi
+
+    if [[ "$1" == "clean" ]]; then
+        if is_service_enabled blazar-a blazar-m; then
+            echo_summary "Cleaning pcloud-plugin"
+            clean_pcloud_blazar
+        fi
     fi
 fi
