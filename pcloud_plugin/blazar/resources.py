@@ -101,7 +101,13 @@ def flavor_name(reservation_id):
 
 
 def child_uuid(host_uuid):
-    """The child provider holding reservation classes under one host."""
+    """The child provider holding reservation classes under one host.
+
+    Made at a host's first reservation and kept, empty, after its last:
+    nova-compute caches its provider tree, and a child deleted under it
+    fails every build and resource update on the host (404 reading the
+    child's allocations) until its next association refresh.
+    """
     return str(uuid.uuid5(_CHILD_NAMESPACE, host_uuid))
 
 
@@ -219,7 +225,6 @@ class PlacementSlots:
         for _attempt in range(_RETRIES):
             response = self._call('DELETE', url, ok=(204, 404, 409))
             if response.status_code != 409:
-                self._drop_child_if_empty(child)
                 return True
             # Placement says 409 both for a generation race and for
             # units in use: only the usage tells them apart.
@@ -253,16 +258,6 @@ class PlacementSlots:
                                   ok=(200, 404, 409))
             if response.status_code != 409:
                 return
-
-    def _drop_child_if_empty(self, child):
-        response = self._call(
-            'GET', '/resource_providers/%s/inventories' % child,
-            ok=(200, 404))
-        if response.status_code == 200 and not response.json()[
-                'inventories']:
-            # 409 if a concurrent start just added inventory: keep it.
-            self._call('DELETE', '/resource_providers/%s' % child,
-                       ok=(204, 404, 409))
 
 
 class NovaObjects:
