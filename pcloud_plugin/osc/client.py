@@ -181,12 +181,18 @@ class Client(object):
         return self._request('GET', _path(PCLOUDS, pcloud_id, RATIOS))[
             'allocation_ratios']
 
-    def set_allocation_ratios(self, pcloud_id, cpu=None, ram=None):
+    def set_allocation_ratios(self, pcloud_id, cpu=None, ram=None,
+                              unset=()):
+        """Set the ratios given; those named in ``unset`` ('cpu', 'ram')
+
+        go back to each host's own (null in the body).
+        """
         body = {}
-        if cpu is not None:
-            body['cpu_allocation_ratio'] = cpu
-        if ram is not None:
-            body['ram_allocation_ratio'] = ram
+        for name, value in (('cpu', cpu), ('ram', ram)):
+            if value is not None:
+                body['%s_allocation_ratio' % name] = value
+            elif name in unset:
+                body['%s_allocation_ratio' % name] = None
         return self._request('PUT', _path(PCLOUDS, pcloud_id, RATIOS),
                              body)['allocation_ratios']
 
@@ -203,3 +209,31 @@ class Client(object):
                 'reservations': [dict(reservation,
                                       resource_type=HOST_RESOURCE_TYPE)]}
         return self._request('POST', _path('leases'), body)['lease']
+
+    def list_leases(self):
+        return self._request('GET', _path('leases'))['leases']
+
+    def show_lease(self, lease_id):
+        return self._request('GET', _path('leases', lease_id))['lease']
+
+    def find_lease(self, name_or_id):
+        """A lease's id from its id or its (unique) name."""
+        if uuidutils.is_uuid_like(name_or_id):
+            return name_or_id
+        found = [lease['id'] for lease in self.list_leases()
+                 if lease['name'] == name_or_id]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise exceptions.CommandError(
+                'No lease with a name or id of %s.' % name_or_id)
+        raise exceptions.CommandError(
+            'More than one lease is named %s: give its id.' % name_or_id)
+
+    def update_lease(self, lease_id, body):
+        """PUT /v1/leases/<id>: Blazar's lease update, body as given.
+
+        A reservation to change is ``{'id': <reservation id>, <field>:
+        <value>, ...}`` in body['reservations'].
+        """
+        return self._request('PUT', _path('leases', lease_id), body)['lease']

@@ -13,6 +13,14 @@
 #    under the License.
 """What the pcloud commands share."""
 
+import logging
+
+from keystoneauth1 import exceptions as ks_exc
+from osc_lib import exceptions
+from osc_lib import utils
+
+LOG = logging.getLogger(__name__)
+
 
 def client(cmd):
     """The pcloud API client of a command."""
@@ -28,3 +36,67 @@ def show_one(item, formatters=None):
     names = tuple(sorted(item))
     return names, tuple(formatters[n](item[n]) if n in formatters
                         else item[n] for n in names)
+
+
+def current_project(cmd):
+    """The caller's project id, when its login is project-scoped."""
+    auth_ref = cmd.app.client_manager.auth_ref
+    return auth_ref.project_id if auth_ref else None
+
+
+def add_project_domain_option(parser):
+    parser.add_argument('--project-domain', metavar='<project-domain>',
+                        help='Domain the project belongs to (name or ID), '
+                        'when its name is not unique')
+
+
+def project_id(cmd, name_or_id, domain=None):
+    """A project's id from its name or id, through the identity client.
+
+    A caller whom Keystone does not let look projects up (403) has the
+    value taken as an id, as OpenStackClient's own commands do.
+    """
+    identity = cmd.app.client_manager.identity
+    try:
+        query = {}
+        if domain:
+            query['domain_id'] = utils.find_resource(identity.domains,
+                                                     domain).id
+        return utils.find_resource(identity.projects, name_or_id,
+                                   **query).id
+    except ks_exc.Forbidden:
+        return name_or_id
+
+
+def delete_each(names, delete, kinds):
+    """Call delete(name) for each name, all of them even when some fail;
+
+    then, if any did, a CommandError "N of M <kinds> failed to delete."
+    (each failure logged first, as OpenStackClient's deletes do).
+    """
+    failed = 0
+    for name in names:
+        try:
+            delete(name)
+        except Exception as e:
+            failed += 1
+            LOG.error('Failed to delete %s: %s', name, e)
+    if failed:
+        raise exceptions.CommandError('%d of %d %s failed to delete.'
+                                      % (failed, len(names), kinds))
+
+
+class Deprecated(object):
+    """Mixin of a command's old name: warns on stderr, in one line, which
+
+    command replaces it (``replacement``), then runs as before. cliff
+    leaves commands marked deprecated out of ``openstack help``.
+    """
+
+    deprecated = True
+    replacement = None
+
+    def run(self, parsed_args):
+        LOG.warning('"openstack %s" is deprecated: use "openstack %s".',
+                    self.cmd_name, self.replacement)
+        return super().run(parsed_args)

@@ -11,7 +11,11 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""``openstack pcloud host flavor ...``: host flavors and their pools."""
+"""``openstack pcloud host flavor ...``: host flavors and their pools.
+
+``host flavor host add/remove`` remain as deprecated aliases of ``host
+flavor add/remove host``.
+"""
 
 from osc_lib.cli import format_columns
 from osc_lib.command import command
@@ -80,8 +84,9 @@ class DeleteHostFlavor(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        for flavor in parsed_args.flavors:
-            common.client(self).delete_host_flavor(flavor)
+        common.delete_each(parsed_args.flavors,
+                           common.client(self).delete_host_flavor,
+                           'host flavors')
 
 
 class ListPoolHost(command.Lister):
@@ -99,7 +104,7 @@ class ListPoolHost(command.Lister):
                               for h in hosts]
 
 
-class AddPoolHost(command.ShowOne):
+class AddFlavorHost(command.ShowOne):
     """Put an empty, disabled compute host in a host flavor's pool."""
 
     def get_parser(self, prog_name):
@@ -117,7 +122,7 @@ class AddPoolHost(command.ShowOne):
         return POOL_COLUMNS, tuple(host[c] for c in POOL_COLUMNS)
 
 
-class RemovePoolHost(command.Command):
+class RemoveFlavorHost(command.Command):
     """Take a compute host no pcloud holds out of its pool (admin)."""
 
     def get_parser(self, prog_name):
@@ -130,3 +135,15 @@ class RemovePoolHost(command.Command):
     def take_action(self, parsed_args):
         common.client(self).remove_pool_host(parsed_args.flavor,
                                              parsed_args.host)
+
+
+class AddPoolHost(common.Deprecated, AddFlavorHost):
+    """Pool a host (deprecated: pcloud host flavor add host)."""
+
+    replacement = 'pcloud host flavor add host'
+
+
+class RemovePoolHost(common.Deprecated, RemoveFlavorHost):
+    """Unpool a host (deprecated: pcloud host flavor remove host)."""
+
+    replacement = 'pcloud host flavor remove host'

@@ -12,16 +12,20 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""openstack pcloud lease create: a whole-host lease into a pcloud.
+"""openstack pcloud lease create / set: whole-host leases into a pcloud.
 
-Blazar's own ``openstack reservation lease create --reservation`` cannot
-send a string value for a resource type it does not know (it looks each
-key up in its table of known types), so pcloud:host leases are made here;
-Blazar's commands show, update and delete them as any other lease.
+Blazar's own ``openstack reservation lease create --reservation`` and
+``lease set --reservation`` cannot send a string value for a resource
+type they do not know (they look each key up in a table of known types,
+and take an unknown one for part of the previous value), so pcloud:host
+leases are made and changed here, through Blazar's lease API; Blazar's
+commands show and delete them as any other lease.
 """
 
 from osc_lib.command import command
+from osc_lib import exceptions
 
+from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.osc import common
 
 LEASE_TYPES = ('IMMEDIATE', 'SCHEDULE', 'BEST-EFFORT')
@@ -78,3 +82,102 @@ class CreateHostLease(command.ShowOne):
         shown['reservations'] = [r['id'] for r in lease.get(
             'reservations', ())]
         return common.show_one(shown)
+
+
+class SetHostLease(command.Command):
+    """Change a whole-host lease: its name, window, or what it reserves.
+
+    Before the lease starts anything may change (its hosts are picked
+    again); once it is active only its end may move. The API refuses
+    other changes, saying why.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('lease', metavar='<lease>',
+                            help='Lease (name or ID)')
+        parser.add_argument('--name', metavar='<name>', help='New name')
+        parser.add_argument('--start-date', metavar='<date>',
+                            help='New start: "YYYY-MM-DD HH:MM" (UTC) or '
+                            '"now"')
+        parser.add_argument('--end-date', metavar='<date>',
+                            help='New end: "YYYY-MM-DD HH:MM" (UTC)')
+        parser.add_argument('--reservation', metavar='<reservation-id>',
+                            help='The pcloud:host reservation to change '
+                            '(default: the lease\'s only one)')
+        parser.add_argument('--pcloud', metavar='<pcloud>',
+                            help='Pcloud the hosts join (name or ID)')
+        parser.add_argument('--host-flavor', metavar='<flavor>',
+                            help='Host flavor ID')
+        parser.add_argument('--amount', metavar='<n>', type=int,
+                            help='Number of hosts')
+        parser.add_argument('--type', dest='lease_type', choices=LEASE_TYPES,
+                            help='IMMEDIATE, SCHEDULE or BEST-EFFORT')
+        zone = parser.add_mutually_exclusive_group()
+        zone.add_argument('--availability-zone', metavar='<zone>',
+                          help='Only hosts of this availability zone')
+        zone.add_argument('--no-availability-zone', action='store_true',
+                          help='Hosts of any availability zone')
+        traits = parser.add_mutually_exclusive_group()
+        traits.add_argument('--required-traits', metavar='<traits>',
+                            help='Host capabilities in Placement\'s syntax')
+        traits.add_argument('--no-required-traits', action='store_true',
+                            help='No required capability')
+        parser.add_argument('--timeout', metavar='<minutes>', type=int,
+                            help='BEST-EFFORT: give up this many minutes '
+                            'after the start date')
+        return parser
+
+    def take_action(self, parsed_args):
+        client = common.client(self)
+        lease_id = client.find_lease(parsed_args.lease)
+        body = {field: getattr(parsed_args, field)
+                for field in ('name', 'start_date', 'end_date')
+                if getattr(parsed_args, field) is not None}
+        changes = self._reservation_changes(client, parsed_args)
+        if changes:
+            changes['id'] = _host_reservation(client.show_lease(lease_id),
+                                              parsed_args.reservation)
+            body['reservations'] = [changes]
+        if body:
+            client.update_lease(lease_id, body)
+
+    @staticmethod
+    def _reservation_changes(client, parsed_args):
+        """The pcloud:host fields to change, each with its own type."""
+        changes = {}
+        if parsed_args.pcloud is not None:
+            changes['pcloud_id'] = client.find_pcloud(parsed_args.pcloud)
+        for field in ('host_flavor', 'amount', 'lease_type',
+                      'availability_zone', 'required_traits', 'timeout'):
+            value = getattr(parsed_args, field)
+            if value is not None:
+                changes[field] = value
+        if parsed_args.no_availability_zone:
+            changes['availability_zone'] = None
+        if parsed_args.no_required_traits:
+            changes['required_traits'] = None
+        return changes
+
+
+def _host_reservation(lease, wanted=None):
+    """The id of the lease's pcloud:host reservation to change: ``wanted``
+
+    if it is one, else its only one.
+    """
+    ids = [r['id'] for r in lease.get('reservations', ())
+           if r.get('resource_type') == pcloud_client.HOST_RESOURCE_TYPE]
+    if wanted is not None:
+        if wanted not in ids:
+            raise exceptions.CommandError(
+                'Lease %s has no pcloud:host reservation %s.'
+                % (lease['id'], wanted))
+        return wanted
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise exceptions.CommandError(
+            'Lease %s has no pcloud:host reservation.' % lease['id'])
+    raise exceptions.CommandError(
+        'Lease %s has %d pcloud:host reservations: give --reservation.'
+        % (lease['id'], len(ids)))

@@ -11,10 +11,12 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""``openstack pcloud ...``: pclouds, their hosts, tenants and ratios.
+"""``openstack pcloud ...``: pclouds, their hosts, projects and ratios.
 
 A pcloud is named by its id or its name (when no other pcloud of the
-caller's view has it).
+caller's view has it); a project by its id or, when Keystone lets the
+caller look it up, its name. The commands' earlier names (tenant,
+allocate/release, allocation ratio) remain as deprecated aliases.
 """
 
 from osc_lib.cli import format_columns
@@ -24,9 +26,15 @@ from pcloud_plugin.osc import common
 
 PCLOUD_COLUMNS = ('id', 'name', 'owner', 'hosts')
 PCLOUD_HEADERS = ('ID', 'Name', 'Owner', 'Hosts')
+PCLOUD_LONG_COLUMNS = ('tenants', 'cpu_allocation_ratio',
+                       'ram_allocation_ratio')
+PCLOUD_LONG_HEADERS = ('Projects', 'CPU Allocation Ratio',
+                       'RAM Allocation Ratio')
 HOST_COLUMNS = ('name', 'state', 'flavor_id', 'instances')
 HOST_HEADERS = ('Name', 'State', 'Flavor ID', 'Instances')
 LIST_FIELDS = ('hosts', 'tenants', 'instances')
+# The ratios of pcloud set/unset: <name>_allocation_ratio, resource class.
+RATIOS = (('cpu', 'VCPU'), ('ram', 'MEMORY_MB'))
 
 
 LIST_FORMATTERS = dict.fromkeys(LIST_FIELDS, format_columns.ListColumn)
@@ -48,22 +56,46 @@ def _pcloud_arg(parser):
 
 def _host_args(parser):
     _pcloud_arg(parser)
-    parser.add_argument('name', metavar='<name>',
+    parser.add_argument('name', metavar='<host>',
                         help='Name of the host in its pcloud')
 
 
+def _long_arg(parser):
+    parser.add_argument('--long', action='store_true', default=False,
+                        help='List additional fields in output')
+
+
 class ListPcloud(command.Lister):
-    """List pclouds (an admin's view has every project's)."""
+    """List pclouds (by default, those of your project)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--project', metavar='<project-id>',
-                            help='Only the pclouds of this project')
+        parser.add_argument('--project', metavar='<project>',
+                            help='Only the pclouds of this project (name '
+                            'or ID; admin)')
+        common.add_project_domain_option(parser)
+        parser.add_argument('--all-projects', action='store_true',
+                            default=False,
+                            help='The pclouds of every project (admin)')
+        _long_arg(parser)
         return parser
 
     def take_action(self, parsed_args):
-        pclouds = common.client(self).list_pclouds(parsed_args.project)
-        return PCLOUD_HEADERS, [_row(p, PCLOUD_COLUMNS) for p in pclouds]
+        if parsed_args.project:
+            project = common.project_id(self, parsed_args.project,
+                                        parsed_args.project_domain)
+        elif parsed_args.all_projects:
+            project = None
+        else:
+            # Yours: the API shows an admin every project's unless asked
+            # for one.
+            project = common.current_project(self)
+        pclouds = common.client(self).list_pclouds(project)
+        columns, headers = PCLOUD_COLUMNS, PCLOUD_HEADERS
+        if parsed_args.long:
+            columns += PCLOUD_LONG_COLUMNS
+            headers += PCLOUD_LONG_HEADERS
+        return headers, [_row(p, columns) for p in pclouds]
 
 
 class CreatePcloud(command.ShowOne):
@@ -99,13 +131,61 @@ class DeletePcloud(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('pclouds', metavar='<pcloud>', nargs='+',
-                            help='Pcloud to delete (name or ID)')
+                            help='Pcloud(s) to delete (name or ID)')
         return parser
 
     def take_action(self, parsed_args):
         client = common.client(self)
-        for pcloud in parsed_args.pclouds:
-            client.delete_pcloud(client.find_pcloud(pcloud))
+        common.delete_each(
+            parsed_args.pclouds,
+            lambda pcloud: client.delete_pcloud(client.find_pcloud(pcloud)),
+            'pclouds')
+
+
+class SetPcloud(command.Command):
+    """Set the allocation ratios of a pcloud's hosts."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _pcloud_arg(parser)
+        for name, resource_class in RATIOS:
+            parser.add_argument(
+                '--%s-allocation-ratio' % name, metavar='<ratio>',
+                type=float, help='%s allocation ratio of every host of the '
+                'pcloud, in Placement' % resource_class)
+        return parser
+
+    def take_action(self, parsed_args):
+        ratios = {name: getattr(parsed_args, '%s_allocation_ratio' % name)
+                  for name, _rc in RATIOS}
+        if all(value is None for value in ratios.values()):
+            return
+        client = common.client(self)
+        client.set_allocation_ratios(client.find_pcloud(parsed_args.pcloud),
+                                     **ratios)
+
+
+class UnsetPcloud(command.Command):
+    """Give a pcloud's hosts their own allocation ratios back."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _pcloud_arg(parser)
+        for name, resource_class in RATIOS:
+            parser.add_argument(
+                '--%s-allocation-ratio' % name, action='store_true',
+                default=False, help='Each host gets its own %s allocation '
+                'ratio back' % resource_class)
+        return parser
+
+    def take_action(self, parsed_args):
+        unset = [name for name, _rc in RATIOS
+                 if getattr(parsed_args, '%s_allocation_ratio' % name)]
+        if not unset:
+            return
+        client = common.client(self)
+        client.set_allocation_ratios(client.find_pcloud(parsed_args.pcloud),
+                                     unset=unset)
 
 
 class ListHost(command.Lister):
@@ -116,13 +196,20 @@ class ListHost(command.Lister):
         _pcloud_arg(parser)
         parser.add_argument('--state', choices=('enabled', 'disabled'),
                             help='Only the hosts in this state')
+        _long_arg(parser)
         return parser
 
     def take_action(self, parsed_args):
         client = common.client(self)
         hosts = client.list_hosts(client.find_pcloud(parsed_args.pcloud),
                                   parsed_args.state)
-        return HOST_HEADERS, [_row(h, HOST_COLUMNS) for h in hosts]
+        rows = [_row(h, HOST_COLUMNS) for h in hosts]
+        if not parsed_args.long:
+            return HOST_HEADERS, rows
+        # What each host counts for in the project's units quota.
+        units = {f['id']: f['units'] for f in client.list_host_flavors()}
+        return HOST_HEADERS + ('Units',), [
+            row + (units.get(h['flavor_id']),) for row, h in zip(rows, hosts)]
 
 
 class ShowHost(command.ShowOne):
@@ -139,13 +226,16 @@ class ShowHost(command.ShowOne):
                                       parsed_args.name))
 
 
-class AllocateHost(command.ShowOne):
+class AddHost(command.ShowOne):
     """Take a free host of a host flavor into a pcloud (disabled)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        _host_args(parser)
-        parser.add_argument('--flavor', metavar='<flavor>', required=True,
+        _pcloud_arg(parser)
+        parser.add_argument('name', metavar='<host>',
+                            help='Name the host takes in the pcloud')
+        parser.add_argument('--host-flavor', '--flavor', dest='flavor',
+                            metavar='<flavor>', required=True,
                             help='Host flavor of the host to take')
         parser.add_argument('--availability-zone', metavar='<zone>',
                             help='Take a host of this availability zone')
@@ -178,7 +268,7 @@ class SetHost(command.Command):
                               parsed_args.name, parsed_args.state)
 
 
-class ReleaseHost(command.Command):
+class RemoveHost(command.Command):
     """Give a disabled, empty host of a pcloud back to its pool."""
 
     def get_parser(self, prog_name):
@@ -192,8 +282,10 @@ class ReleaseHost(command.Command):
                             parsed_args.name)
 
 
-class ListTenant(command.Lister):
+class ListProject(command.Lister):
     """List the projects authorized on a pcloud."""
+
+    headers = ('ID',)
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -203,43 +295,94 @@ class ListTenant(command.Lister):
     def take_action(self, parsed_args):
         client = common.client(self)
         tenants = client.list_tenants(client.find_pcloud(parsed_args.pcloud))
-        return ('Tenant ID',), [(t,) for t in tenants]
+        return self.headers, [(t,) for t in tenants]
 
 
-class AddTenant(command.Command):
-    """Authorize a project on a pcloud."""
+class _ProjectCommand(command.Command):
+    """A command on one project of a pcloud."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         _pcloud_arg(parser)
-        parser.add_argument('tenant', metavar='<project-id>',
-                            help='Project to authorize')
+        self._project_args(parser)
         return parser
+
+    def _project_args(self, parser):
+        parser.add_argument('project', metavar='<project>',
+                            help='Project (name or ID)')
+        common.add_project_domain_option(parser)
+
+    def _project(self, parsed_args):
+        return common.project_id(self, parsed_args.project,
+                                 parsed_args.project_domain)
+
+
+class AddProject(_ProjectCommand):
+    """Authorize a project on a pcloud."""
 
     def take_action(self, parsed_args):
         client = common.client(self)
         client.add_tenant(client.find_pcloud(parsed_args.pcloud),
-                          parsed_args.tenant)
+                          self._project(parsed_args))
 
 
-class RemoveTenant(command.Command):
+class RemoveProject(_ProjectCommand):
     """Take a project's authorization on a pcloud away."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        _pcloud_arg(parser)
-        parser.add_argument('tenant', metavar='<project-id>',
-                            help='Project to deauthorize')
-        return parser
 
     def take_action(self, parsed_args):
         client = common.client(self)
         client.remove_tenant(client.find_pcloud(parsed_args.pcloud),
-                             parsed_args.tenant)
+                             self._project(parsed_args))
 
 
-class ShowAllocationRatio(command.ShowOne):
-    """Show the allocation ratios of a pcloud's hosts."""
+# Deprecated names: each as it was, with a warning naming its successor.
+
+class AllocateHost(common.Deprecated, AddHost):
+    """Take a free host into a pcloud (deprecated: pcloud add host)."""
+
+    replacement = 'pcloud add host'
+
+
+class ReleaseHost(common.Deprecated, RemoveHost):
+    """Give a host back to its pool (deprecated: pcloud remove host)."""
+
+    replacement = 'pcloud remove host'
+
+
+class ListTenant(common.Deprecated, ListProject):
+    """List a pcloud's projects (deprecated: pcloud project list)."""
+
+    replacement = 'pcloud project list'
+    headers = ('Tenant ID',)
+
+
+class _ProjectIdOnly(object):
+    """As the tenant commands were: a project id, never looked up."""
+
+    def _project_args(self, parser):
+        parser.add_argument('project', metavar='<project-id>',
+                            help='Project ID')
+
+    def _project(self, parsed_args):
+        return parsed_args.project
+
+
+class AddTenant(common.Deprecated, _ProjectIdOnly, AddProject):
+    """Authorize a project (deprecated: pcloud add project)."""
+
+    replacement = 'pcloud add project'
+
+
+class RemoveTenant(common.Deprecated, _ProjectIdOnly, RemoveProject):
+    """Deauthorize a project (deprecated: pcloud remove project)."""
+
+    replacement = 'pcloud remove project'
+
+
+class ShowAllocationRatio(common.Deprecated, command.ShowOne):
+    """Show a pcloud's allocation ratios (deprecated: pcloud show)."""
+
+    replacement = 'pcloud show'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -252,8 +395,10 @@ class ShowAllocationRatio(command.ShowOne):
             client.find_pcloud(parsed_args.pcloud)))
 
 
-class SetAllocationRatio(command.Command):
-    """Set the allocation ratios of a pcloud's hosts."""
+class SetAllocationRatio(common.Deprecated, command.Command):
+    """Set a pcloud's allocation ratios (deprecated: pcloud set)."""
+
+    replacement = 'pcloud set'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -56,6 +56,9 @@ RELEASE = 'release'
 NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
 VCPU = 'VCPU'
 MEMORY_MB = 'MEMORY_MB'
+# A pcloud's ratio fields: their metadata keys and resource classes.
+RATIO_FIELDS = {'cpu_allocation_ratio': (codec.CPU_RATIO, VCPU),
+                'ram_allocation_ratio': (codec.RAM_RATIO, MEMORY_MB)}
 _HYPERVISOR_PAGE = 500
 # Not seeded: allocations made by different processes must not pick in step.
 _RANDOM = random.SystemRandom()
@@ -871,37 +874,60 @@ class PcloudService(object):
     # Users: allocation ratios, through Placement.
 
     def set_allocation_ratios(self, ctx, pcloud_id, cpu_allocation_ratio=None,
-                              ram_allocation_ratio=None):
+                              ram_allocation_ratio=None, unset=()):
         """Record the pcloud's ratios, then set them on each of its hosts'
 
         VCPU / MEMORY_MB inventories in Placement (the host's own ratios
-        are kept, to be put back when it is released). Setting the same
-        ratios again finishes a run that stopped halfway.
+        are kept, to be put back when it is released). The ratios named
+        in ``unset`` (their fields) are forgotten, and each host gets its
+        own back. Setting, or unsetting, the same ratios again finishes a
+        run that stopped halfway.
         """
-        if cpu_allocation_ratio is None and ram_allocation_ratio is None:
+        given = {'cpu_allocation_ratio': cpu_allocation_ratio,
+                 'ram_allocation_ratio': ram_allocation_ratio}
+        for field in unset:
+            if field not in given or given[field] is not None:
+                raise exception.InvalidField(
+                    field=field, value=given.get(field),
+                    reason='only a ratio not also set can be unset')
+        if all(v is None for v in given.values()) and not unset:
             raise exception.InvalidField(
                 field='cpu_allocation_ratio', value=None,
                 reason='give cpu_allocation_ratio, ram_allocation_ratio or '
                 'both')
-        cpu = ram = None
+        ratios = {}
         metadata = {}
-        if cpu_allocation_ratio is not None:
-            cpu = codec.validate_ratio('cpu_allocation_ratio',
-                                       cpu_allocation_ratio)
-            metadata[codec.CPU_RATIO] = repr(cpu)
-        if ram_allocation_ratio is not None:
-            ram = codec.validate_ratio('ram_allocation_ratio',
-                                       ram_allocation_ratio)
-            metadata[codec.RAM_RATIO] = repr(ram)
+        for field, value in given.items():
+            key, resource_class = RATIO_FIELDS[field]
+            if value is not None:
+                ratios[resource_class] = codec.validate_ratio(field, value)
+                metadata[key] = repr(ratios[resource_class])
+            elif field in unset:
+                metadata[key] = None
+        unset_classes = [RATIO_FIELDS[field][1] for field in unset]
         with _pcloud_lock(pcloud_id):
             cloud = self._cloud()
             agg, view = self._pcloud(ctx, cloud, pcloud_id)
             self._set_metadata(agg, metadata)
+            after = codec.Pcloud({
+                k: v for k, v in dict(agg.metadata, **metadata).items()
+                if v is not None})
+            none_left = (after.cpu_allocation_ratio is None
+                         and after.ram_allocation_ratio is None)
             for hostname in sorted(
                     view.hosts(cloud.member_nodes(agg)).values()):
-                self._apply_ratios(agg, view, hostname, _ratios(cpu, ram))
-            return self._pcloud_dict(
-                cloud, agg, codec.Pcloud({**agg.metadata, **metadata}))
+                if ratios:
+                    self._apply_ratios(agg, view, hostname, ratios)
+                if not unset_classes:
+                    continue
+                # Even when the pcloud no longer has these ratios: a run
+                # that stopped halfway forgot them before every host had
+                # its own back.
+                if self._restore_ratios(view, hostname,
+                                        unset_classes) and none_left:
+                    self._set_metadata(
+                        agg, {codec.saved_ratios_key(hostname): None})
+            return self._pcloud_dict(cloud, agg, after)
 
     def _apply_ratios(self, agg, view, hostname, ratios):
         if hostname not in view.saved_ratios:
@@ -918,14 +944,19 @@ class PcloudService(object):
             hostname, ratios)
         self._mirror_host(hostname)
 
-    def _restore_ratios(self, view, hostname):
-        """The host's own ratios (saved in the pcloud) back in Placement."""
+    def _restore_ratios(self, view, hostname,
+                        resource_classes=(VCPU, MEMORY_MB)):
+        """The host's own ratios (saved in the pcloud) back in Placement,
+
+        for ``resource_classes``.
+        """
         saved = view.saved_ratios.get(hostname)
         if saved:
+            own = dict(zip((VCPU, MEMORY_MB), saved))
             self._placement_call(
                 'put back the allocation ratios of a host',
                 placement_client.set_allocation_ratios, self.placement,
-                hostname, {VCPU: saved[0], MEMORY_MB: saved[1]})
+                hostname, {rc: own[rc] for rc in resource_classes})
             self._mirror_host(hostname)
         return saved
 

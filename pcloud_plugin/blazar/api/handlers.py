@@ -244,4 +244,5 @@ class API(object):
         return self._ratios(self.service.set_allocation_ratios(
             _service_context(ctx, True), pcloud_id,
             cpu_allocation_ratio=body.get('cpu_allocation_ratio'),
-            ram_allocation_ratio=body.get('ram_allocation_ratio')))
+            ram_allocation_ratio=body.get('ram_allocation_ratio'),
+            unset=[field for field, value in body.items() if value is None]))

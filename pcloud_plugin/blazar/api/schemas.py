@@ -32,6 +32,8 @@ HOSTNAME = {
 PROJECT_ID = {'type': 'string', 'pattern': r'^[A-Za-z0-9_-]{1,64}' + _END}
 UNITS = {'type': 'integer', 'minimum': 0, 'maximum': 1000000}
 RATIO = {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 1000000}
+# null: back to each host's own ratio.
+RATIO_OR_NULL = dict(RATIO, type=['number', 'null'])
 HOST_STATE = {'type': 'string', 'enum': ['enabled', 'disabled']}
 
 
@@ -54,7 +56,8 @@ HOST_ALLOCATE = _object(('name', 'flavor_id'), name=IDENTIFIER,
 HOST_UPDATE = _object(('state',), state=HOST_STATE)
 TENANT_ADD = _object(('tenant_id',), tenant_id=PROJECT_ID)
 ALLOCATION_RATIOS = dict(
-    _object(cpu_allocation_ratio=RATIO, ram_allocation_ratio=RATIO),
+    _object(cpu_allocation_ratio=RATIO_OR_NULL,
+            ram_allocation_ratio=RATIO_OR_NULL),
     minProperties=1)
 
 # Queries: every value is a string, as it came in the URL.

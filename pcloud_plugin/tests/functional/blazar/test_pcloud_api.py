@@ -290,7 +290,8 @@ class ValidationTest(api_base.PcloudAPITestCase):
                              'cpu_allocation_ratio'),
                             ({'ram_allocation_ratio': 'x'},
                              'ram_allocation_ratio'),
-                            ({'cpu_allocation_ratio': None},
+                            ({'cpu_allocation_ratio': -1.0,
+                              'ram_allocation_ratio': None},
                              'cpu_allocation_ratio')):
             self.assertRefused(self.call(
                 'alice-member', 'PUT', self.path + '/allocation-ratios',
@@ -417,6 +418,13 @@ class StateTest(api_base.PcloudAPITestCase):
         self.assertEqual(ratios, self.call(
             'alice-reader', 'GET', path + '/allocation-ratios',
             expect=200).json()['allocation_ratios'])
+        # null: the hosts' own ratio back.
+        ratios = self.call('alice-member', 'PATCH',
+                           path + '/allocation-ratios',
+                           {'cpu_allocation_ratio': None},
+                           expect=200).json()['allocation_ratios']
+        self.assertEqual({'cpu_allocation_ratio': None,
+                          'ram_allocation_ratio': 1.0}, ratios)
 
         tenants = self.call('alice-member', 'POST', path + '/tenants',
                             {'tenant_id': BOB}, expect=201).json()

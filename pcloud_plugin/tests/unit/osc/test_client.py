@@ -82,6 +82,30 @@ class ClientTest(base.TestCase):
                       'resource_type': 'pcloud:host', 'pcloud_id': 'p',
                       'host_flavor': 'big', 'amount': 2}]})
 
+    def test_unset_ratios_are_sent_as_null(self):
+        self.request.return_value = _response(200, {'allocation_ratios': {}})
+        self.client.set_allocation_ratios('p', ram=2.0, unset=('cpu', 'ram'))
+        self.request.assert_called_once_with(
+            '/pclouds/p/allocation-ratios', 'PUT', raise_exc=False,
+            json={'cpu_allocation_ratio': None, 'ram_allocation_ratio': 2.0})
+
+    def test_lease_update_and_find(self):
+        self.request.return_value = _response(200, {'lease': {'id': 'l'}})
+        body = {'reservations': [{'id': 'r', 'timeout': 30}]}
+        self.assertEqual({'id': 'l'}, self.client.update_lease('l', body))
+        self.request.assert_called_once_with('/leases/l', 'PUT',
+                                             raise_exc=False, json=body)
+        uuid = '2f1b7c8e-5a44-4d1e-9a3b-0c6f9e1d2a77'
+        self.assertEqual(uuid, self.client.find_lease(uuid))
+        self.request.return_value = _response(200, {'leases': [
+            {'id': 'id-1', 'name': 'a'}, {'id': 'id-2', 'name': 'b'},
+            {'id': 'id-3', 'name': 'b'}]})
+        self.assertEqual('id-1', self.client.find_lease('a'))
+        self.assertRaises(exceptions.CommandError, self.client.find_lease,
+                          'b')
+        self.assertRaises(exceptions.CommandError, self.client.find_lease,
+                          'c')
+
     def test_bodies_and_queries(self):
         self.request.return_value = _response(201, {'host': {'name': 'h'}})
         self.assertEqual({'name': 'h'}, self.client.allocate_host(

@@ -502,6 +502,50 @@ class RatioTests(ServiceTestCase):
         self.assertEqual({'VCPU': 16.0, 'MEMORY_MB': 1.5},
                          self.placement.ratios(node))
 
+    def test_unset_gives_hosts_their_own_back(self):
+        self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+        node = self._node('a')
+        self.service.set_allocation_ratios(ALICE, self.pcloud,
+                                           cpu_allocation_ratio=2,
+                                           ram_allocation_ratio=0.9)
+        shown = self.service.set_allocation_ratios(
+            ALICE, self.pcloud, unset=['cpu_allocation_ratio'])
+        self.assertEqual((None, 0.9), (shown['cpu_allocation_ratio'],
+                                       shown['ram_allocation_ratio']))
+        self.assertEqual({'VCPU': 16.0, 'MEMORY_MB': 0.9},
+                         self.placement.ratios(node))
+        # The host's own ratios are kept while the pcloud has one.
+        self.assertIn(codec.saved_ratios_key(node), self._metadata())
+        shown = self.service.set_allocation_ratios(
+            ALICE, self.pcloud, unset=['ram_allocation_ratio'])
+        self.assertEqual((None, None), (shown['cpu_allocation_ratio'],
+                                        shown['ram_allocation_ratio']))
+        self.assertEqual({'VCPU': 16.0, 'MEMORY_MB': 1.5},
+                         self.placement.ratios(node))
+        self.assertEqual([], [k for k in self._metadata()
+                              if 'ratio' in k])
+        # Hosts allocated later keep their own.
+        self.service.allocate_host(ALICE, self.pcloud, 'b', 'big')
+        self.assertEqual({'VCPU': 16.0, 'MEMORY_MB': 1.5},
+                         self.placement.ratios(self._node('b')))
+
+    def test_unset_again_finishes_an_interrupted_unset(self):
+        self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+        node = self._node('a')
+        self.service.set_allocation_ratios(ALICE, self.pcloud,
+                                           cpu_allocation_ratio=2,
+                                           ram_allocation_ratio=0.9)
+        # Stopped after forgetting the pcloud's ratios, before the host.
+        self.nova.aggregates.set_metadata(
+            self._aggregate(), {codec.CPU_RATIO: None,
+                                codec.RAM_RATIO: None})
+        self.service.set_allocation_ratios(
+            ALICE, self.pcloud,
+            unset=['cpu_allocation_ratio', 'ram_allocation_ratio'])
+        self.assertEqual({'VCPU': 16.0, 'MEMORY_MB': 1.5},
+                         self.placement.ratios(node))
+        self.assertNotIn(codec.saved_ratios_key(node), self._metadata())
+
     def test_generation_conflict_is_retried(self):
         self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
         self.placement.bump_next = 2
@@ -516,11 +560,22 @@ class RatioTests(ServiceTestCase):
         self.assertRaises(exception.InvalidField,
                           self.service.set_allocation_ratios, ALICE,
                           self.pcloud)
+        e = self.assertRaises(exception.InvalidField,
+                              self.service.set_allocation_ratios, ALICE,
+                              self.pcloud, cpu_allocation_ratio=2,
+                              unset=['cpu_allocation_ratio'])
+        self.assertEqual('cpu_allocation_ratio', e.kwargs['field'])
 
-    def _node(self, name):
+    def _aggregate(self):
         for agg in self.nova.aggregates.list():
             if agg.name == 'Pcloud:' + self.pcloud:
-                return agg.metadata[codec.host_key(name)]
+                return agg
+
+    def _metadata(self):
+        return self._aggregate().metadata
+
+    def _node(self, name):
+        return self._metadata()[codec.host_key(name)]
 
 
 class AllocationRaceTests(ServiceTestCase):
