@@ -26,7 +26,7 @@ What it writes to the ledger (db.placement_sync): providers, trees,
 inventories (ratios and reserved included), traits and aggregates; a
 provider gone from Placement while claims on it are live is kept,
 logged and notified (notifications.usage ``PROVIDER_GONE``), never
-dropped.
+dropped. And when a pass last completed, which pcloud-status checks.
 
 And usage that is not ours: on every provider outside pclouds and host
 flavor pools (whose hosts are held whole), what Placement allocates to
@@ -124,6 +124,8 @@ class Mirror(object):
                     report.usage_written.append(uuid)
             report.requests = adapter.count
             report.seconds = time.monotonic() - began
+            # For pcloud-status: a ledger whose mirror stopped is stale.
+            placement_sync.record_pass(context)
             return report
 
     def refresh(self, context, uuids):

@@ -13,17 +13,24 @@
 #    under the License.
 """pcloud-manage: operator commands for the ledger.
 
-  pcloud-manage db upgrade [--revision REV]
+  pcloud-manage db sync [--revision REV]   (also: db upgrade)
   pcloud-manage db version
   pcloud-manage placement sync
+
+What a command needs and is not configured ([pcloud_database]
+connection, [pcloud_placement] credentials), or a service it cannot
+reach, is one line on stderr and exit status 1.
 """
 
 import sys
 
+from keystoneauth1 import exceptions as ks_exc
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cmd import configured
 from pcloud_plugin import conf
 from pcloud_plugin import context
 from pcloud_plugin.db import migration
@@ -33,19 +40,22 @@ from pcloud_plugin import exception
 CONF = conf.CONF
 
 
-def db_upgrade():
+def db_sync():
+    configured.database()
     migration.upgrade(CONF.command.revision)
     print('Ledger schema at %s' % migration.current_revision())
     return 0
 
 
 def db_version():
+    configured.database()
     print(migration.current_revision() or 'None (empty database)')
     return 0
 
 
 def placement_sync_cmd():
-    forest = placement_client.read_forest(placement_client.get_adapter())
+    configured.database()
+    forest = placement_client.read_forest(configured.placement_adapter())
     report = placement_sync.sync(context.get_admin_context(), forest)
     for label in ('created', 'updated', 'deleted'):
         print('%s: %d %s' % (label, len(getattr(report, label)),
@@ -58,9 +68,10 @@ def placement_sync_cmd():
 def _add_commands(subparsers):
     db = subparsers.add_parser('db', help='ledger schema')
     db_sub = db.add_subparsers(dest='action')
-    upgrade = db_sub.add_parser('upgrade', help='apply migrations')
-    upgrade.add_argument('--revision', default='head')
-    upgrade.set_defaults(func=db_upgrade)
+    sync = db_sub.add_parser('sync', aliases=['upgrade'],
+                             help='apply migrations')
+    sync.add_argument('--revision', default='head')
+    sync.set_defaults(func=db_sync)
     version = db_sub.add_parser('version', help='current revision')
     version.set_defaults(func=db_version)
 
@@ -84,9 +95,23 @@ def main(argv=None):
         return 2
     try:
         return func()
+    except configured.Missing as e:
+        return _fail(e)
     except exception.PcloudException as e:
-        print('ERROR: %s' % e.message, file=sys.stderr)
-        return 1
+        return _fail(e.message)
+    except (db_exc.DBConnectionError, db_exc.DBNonExistentDatabase,
+            db_exc.CantStartEngineError) as e:
+        return _fail('cannot open the ledger database of [pcloud_database] '
+                     'connection: %s' % e)
+    except ks_exc.ClientException as e:
+        return _fail('cannot reach Placement with [pcloud_placement]: %s'
+                     % e)
+
+
+def _fail(why):
+    """One line on stderr (the first of a multi-line message); 1."""
+    print('ERROR: %s' % str(why).strip().splitlines()[0], file=sys.stderr)
+    return 1
 
 
 if __name__ == '__main__':

@@ -23,6 +23,7 @@ step that does not behave, naming it.
 """
 
 import argparse
+import importlib.util
 import os
 import signal
 import sys
@@ -33,10 +34,23 @@ from oslo_utils import timeutils
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import migration
-from pcloud_plugin.sandbox import demo
-from pcloud_plugin.sandbox import supervisor
+try:
+    from pcloud_plugin.sandbox import demo
+    from pcloud_plugin.sandbox import supervisor
+except ModuleNotFoundError as e:
+    if (e.name or 'pcloud_plugin').startswith('pcloud_plugin'):
+        raise  # ours: a bug, not a missing extra
+    # Without the sandbox extra (psutil): main() says what to install.
+    demo = supervisor = None
+    _MISSING_AT_IMPORT = e.name
 
 CONF = conf.CONF
+INSTALL = "pip install 'pcloud-plugin[sandbox]'"
+# (module, distribution) the sandbox extra brings beside the services
+# supervisor.REQUIREMENTS lists; the last two are imported only in the
+# service processes, where a missing one would be a crash in a log.
+EXTRA_MODULES = (('psutil', 'psutil'), ('fixtures', 'fixtures'),
+                 ('wsgi_intercept', 'wsgi-intercept'))
 
 
 class _Terminated(BaseException):
@@ -159,7 +173,22 @@ def _serve(sandbox):
         time.sleep(1)
 
 
+def missing_modules():
+    """The modules of the sandbox extra this Python lacks."""
+    if supervisor is None:
+        return [_MISSING_AT_IMPORT]
+    return [module for module, _dist in supervisor.REQUIREMENTS
+            + EXTRA_MODULES if importlib.util.find_spec(module) is None]
+
+
 def main(argv=None):
+    missing = missing_modules()
+    if missing:
+        print('ERROR: pcloud-sandbox needs %s, missing from this Python '
+              '(%s): %s, or run it through "tox -e sandbox".'
+              % (', '.join(missing), sys.executable, INSTALL),
+              file=sys.stderr)
+        return 2
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.makedirs(args.state_dir, exist_ok=True)
     state_dir = os.path.abspath(args.state_dir)

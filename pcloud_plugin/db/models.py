@@ -314,3 +314,15 @@ class Lock(BASE):
 
     name = sa.Column(sa.String(255), primary_key=True)
     created_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class MirrorPass(BASE):
+    """When a mirror of another service into the ledger last completed a
+
+    pass (blazar.mirror, mirror "placement"), for pcloud-status's
+    freshness check.
+    """
+    __tablename__ = 'pcloud_mirror_passes'
+
+    mirror = sa.Column(sa.String(32), primary_key=True)
+    finished_at = sa.Column(sa.DateTime, nullable=False)

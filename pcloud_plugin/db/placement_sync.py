@@ -15,12 +15,20 @@
 
 import dataclasses
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
+from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import models
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
+
+_PASS = models.MirrorPass.__table__
+# The pcloud_mirror_passes row of blazar.mirror.
+PLACEMENT_MIRROR = 'placement'
 
 
 @dataclasses.dataclass
@@ -139,3 +147,32 @@ def _sync_facts(context, provider):
         db_api.set_aggregates(context, provider.uuid, provider.aggregates)
         changed = True
     return changed
+
+
+@db_api.retry_on_deadlock
+def record_pass(context, finished_at=None):
+    """Note that a pass of the Placement mirror (blazar.mirror) has just
+
+    completed: pcloud-status reads it back (last_pass) to tell a ledger
+    whose mirror has stopped.
+    """
+    finished_at = finished_at or timeutils.utcnow()
+    try:
+        with db_api.writer(context) as session:
+            where = _PASS.c.mirror == PLACEMENT_MIRROR
+            if session.execute(sa.select(_PASS.c.mirror).where(
+                    where)).first():
+                session.execute(_PASS.update().where(where).values(
+                    finished_at=finished_at))
+            else:
+                session.execute(_PASS.insert().values(
+                    mirror=PLACEMENT_MIRROR, finished_at=finished_at))
+    except db_exc.DBDuplicateEntry:
+        pass  # another manager's first pass, at the same moment
+
+
+def last_pass(context):
+    """When the Placement mirror last completed a pass, or None."""
+    with db_api.reader(context) as session:
+        return session.execute(sa.select(_PASS.c.finished_at).where(
+            _PASS.c.mirror == PLACEMENT_MIRROR)).scalar()
