@@ -157,7 +157,7 @@ function init_pcloud_database {
     # blazar-manager reads the ledger from its first moment.
     recreate_database "$PCLOUD_DB_NAME"
     "$PCLOUD_BIN_DIR/pcloud-manage" --config-file "$PCLOUD_BLAZAR_CONF" \
-        db upgrade
+        db sync
 }
 
 function configure_pcloud_blazar_and_ledger {

@@ -493,7 +493,7 @@ def pcloud_story(story, sandbox, cli, hosts):
         cli.run('openstack', 'pcloud', 'host', 'flavor', 'create',
                 'demo.c16', '--units', '2', '--description',
                 '16 vCPU, 32 GB')
-        cli.run('openstack', 'pcloud', 'host', 'flavor', 'host', 'add',
+        cli.run('openstack', 'pcloud', 'host', 'flavor', 'add', 'host',
                 'demo.c16', made['host'])
         flavors = cli.json('openstack', 'pcloud', 'host', 'flavor', 'list',
                            user=demo)
@@ -502,13 +502,13 @@ def pcloud_story(story, sandbox, cli, hosts):
             raise AssertionError(flavors)
         return 'host flavor demo.c16, 1 free host, seen by the member'
     story.step('the admin makes a host flavor and pools an emptied host: '
-               'openstack pcloud host flavor create / host add', pool)
+               'openstack pcloud host flavor create / add host', pool)
 
     def take_host():
         made['pcloud'] = cli.json('openstack', 'pcloud', 'create',
                                   'demo-pcloud', user=demo)['id']
-        cli.run('openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
-                'rack-a', '--flavor', 'demo.c16', user=demo)
+        cli.run('openstack', 'pcloud', 'add', 'host', 'demo-pcloud',
+                'rack-a', '--host-flavor', 'demo.c16', user=demo)
         cli.run('openstack', 'pcloud', 'host', 'set', 'demo-pcloud',
                 'rack-a', '--enable', user=demo)
         seen = cli.run('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
@@ -519,7 +519,7 @@ def pcloud_story(story, sandbox, cli, hosts):
             raise AssertionError('the member sees: %s' % seen)
         return 'pcloud %s holds rack-a, enabled' % made['pcloud']
     story.step('the demo member creates a pcloud and takes a host: '
-               'openstack pcloud create / host allocate', take_host)
+               'openstack pcloud create / add host', take_host)
     story.step('the pool\'s one host is the pcloud\'s for good: a lease of '
                'it is refused', lambda: conflict(cli, (
                    'openstack', 'pcloud', 'lease', 'create', 'demo-no-host',
@@ -562,21 +562,21 @@ def pcloud_story(story, sandbox, cli, hosts):
         cli.run('openstack', 'pcloud', 'host', 'set', 'demo-pcloud',
                 'rack-a', '--disable', user=demo)
         try:
-            cli.run('openstack', 'pcloud', 'host', 'release', 'demo-pcloud',
+            cli.run('openstack', 'pcloud', 'remove', 'host', 'demo-pcloud',
                     'rack-a', user=demo)
         except CommandFailed as e:
-            return 'rack-a lists its server; release refused: %s' % e
-        raise AssertionError('released a host with a server on it')
+            return 'rack-a lists its server; removal refused: %s' % e
+        raise AssertionError('removed a host with a server on it')
     story.step('the pcloud lists its server and keeps a busy host',
                busy)
 
     def give_back():
         cli.run('openstack', 'server', 'delete', '--wait', made['server'],
                 user=demo)
-        cli.run('openstack', 'pcloud', 'host', 'release', 'demo-pcloud',
+        cli.run('openstack', 'pcloud', 'remove', 'host', 'demo-pcloud',
                 'rack-a', user=demo)
-        return 'rack-a released, %s free in the pool again' % made['host']
-    story.step('emptied and released, the host returns to the pool',
+        return 'rack-a removed, %s free in the pool again' % made['host']
+    story.step('emptied and removed, the host returns to the pool',
                give_back)
 
     scheduled_host_story(story, cli, made)
@@ -635,8 +635,8 @@ def scheduled_host_story(story, cli, made):
                    start, '--end-date', end), demo))
     story.step('nor can the booked host be allocated for good now: the '
                'refusal says from when', lambda: conflict(cli, (
-                   'openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
-                   'rack-b', '--flavor', 'demo.c16'), demo,
+                   'openstack', 'pcloud', 'add', 'host', 'demo-pcloud',
+                   'rack-b', '--host-flavor', 'demo.c16'), demo,
                    'booked from %s' % start.replace(' ', 'T')))
 
     def started():
@@ -690,8 +690,9 @@ def scheduled_host_story(story, cli, made):
                 'ACTIVE', made['host']):
             raise AssertionError('demo-lease-vm: %s' % server)
         refused = conflict(cli, (
-            'openstack', 'pcloud', 'host', 'allocate', 'demo-pcloud',
-            'rack-b', '--flavor', 'demo.c16'), demo, 'an ended lease left')
+            'openstack', 'pcloud', 'add', 'host', 'demo-pcloud',
+            'rack-b', '--host-flavor', 'demo.c16'), demo,
+            'an ended lease left')
         cli.run('openstack', 'server', 'delete', '--wait', made['lease-vm'],
                 user=demo)
         return 'demo-lease-vm still ACTIVE there; allocation ' + refused
@@ -729,8 +730,8 @@ def leased_refusals(story, cli, made, found):
         return refusal
     story.step('the lessee cannot disable the leased host: openstack '
                'pcloud host set --disable', disable)
-    story.step('nor release it: openstack pcloud host release',
-               lambda: refused('host', 'release', 'demo-pcloud',
+    story.step('nor remove it: openstack pcloud remove host',
+               lambda: refused('remove', 'host', 'demo-pcloud',
                                hosts()[0]['Name']))
     story.step('nor delete the pcloud the lease targets: openstack pcloud '
                'delete', lambda: refused('delete', 'demo-pcloud'))

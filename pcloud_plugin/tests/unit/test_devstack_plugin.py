@@ -134,8 +134,8 @@ class DevStackCase(base.TestCase):
         return 'pcloud-manage --config-file %s placement sync' % self.path(
             'blazar.conf')
 
-    def upgrade_call(self):
-        return 'pcloud-manage --config-file %s db upgrade' % self.path(
+    def db_sync_call(self):
+        return 'pcloud-manage --config-file %s db sync' % self.path(
             'blazar.conf')
 
 
@@ -194,7 +194,7 @@ class StackTest(testscenarios.WithScenarios, DevStackCase):
 
     def test_ledger_made_and_migrated_before_blazar_starts(self):
         made = self.call_index('recreate_database pcloud')
-        migrated = self.call_index(self.upgrade_call())
+        migrated = self.call_index(self.db_sync_call())
         started = self.call_index('start blazar')
         self.assertLess(made, migrated)
         self.assertLess(migrated, started)
@@ -289,7 +289,7 @@ class NodesTest(DevStackCase):
         self.assertEqual(['pcloud'], conf['pcloud_nova']['username'])
         calls = self.calls()
         self.assertNotIn('recreate_database pcloud', calls)
-        self.assertNotIn(self.upgrade_call(), calls)
+        self.assertNotIn(self.db_sync_call(), calls)
         self.assertNotIn(self.sync_call(), calls)
 
 
