@@ -1,0 +1,36 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Sphinx configuration of the Pcloud API reference (tox -e api-ref)."""
+
+extensions = [
+    'os_api_ref',
+    'openstackdocstheme',
+]
+
+# openstackdocstheme
+openstackdocs_repo_name = 'openstack/pcloud-plugin'
+openstackdocs_auto_name = False
+openstackdocs_use_storyboard = False
+
+source_suffix = '.rst'
+master_doc = 'index'
+project = 'Pcloud API Reference'
+copyright = '2026, The pcloud-plugin Authors'
+pygments_style = 'native'
+
+html_theme = 'openstackdocs'
+html_theme_options = {
+    'sidebar_mode': 'toc',
+}

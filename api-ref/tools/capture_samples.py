@@ -1,0 +1,166 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Capture the api-ref's request and response samples from a sandbox.
+
+Starts the sandbox (pcloud_plugin.tests.functional.sandbox.fixture), runs
+every route of the Pcloud API once as its admin or demo member would,
+writes each request body and each response body to
+api-ref/source/samples/<name>.json, and cleans up what it made. Run it
+in the functional environment, from the repository's root::
+
+    .tox/functional/bin/python api-ref/tools/capture_samples.py
+
+A call that does not answer the status the api-ref documents stops it.
+"""
+
+import datetime
+import json
+import os
+import sys
+
+from keystoneauth1 import adapter
+from novaclient import client as nova_client
+
+from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import common
+from pcloud_plugin.tests.functional.sandbox import fixture
+
+SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       os.pardir, 'source', 'samples')
+FLAVOR = 'c16'
+HOST_NAME = 'rack-a'
+
+
+class Api(object):
+    """One user's calls to the Pcloud API, written down as samples."""
+
+    def __init__(self, session):
+        endpoint = pcloud_client.Client(session).endpoint
+        self.adapter = adapter.Adapter(session, endpoint_override=endpoint,
+                                       service_type='reservation')
+
+    def call(self, method, path, status, body=None, sample=None):
+        """The response's JSON (None for a 204); ``sample`` names the
+
+        files of the request body (``<sample>-req.json``) and of the
+        response body (``<sample>-resp.json``).
+        """
+        response = self.adapter.request(path, method, json=body,
+                                        raise_exc=False)
+        if response.status_code != status:
+            sys.exit('%s %s answered %s, not %s: %s' % (
+                method, path, response.status_code, status, response.text))
+        result = response.json() if response.content else None
+        if sample:
+            if body is not None:
+                _write(sample + '-req', body)
+            if result is not None:
+                _write(sample + '-resp', result)
+        return result
+
+
+def _write(name, data):
+    with open(os.path.join(SAMPLES, name + '.json'), 'w') as f:
+        json.dump(data, f, indent=4, sort_keys=True)
+        f.write('\n')
+
+
+def _in(hours):
+    return (datetime.datetime.now(datetime.timezone.utc)
+            + datetime.timedelta(hours=hours)).strftime('%Y-%m-%d %H:%M')
+
+
+def host_flavors(admin, demo, host):
+    """Make a host flavor with one host in its pool; samples of each."""
+    admin.call('POST', '/pcloud-host-flavors', 201,
+               sample='host-flavor-create',
+               body={'id': FLAVOR, 'units': 2,
+                     'description': '2 sockets, 512 GB'})
+    admin.call('POST', '/pcloud-host-flavors/%s/hosts' % FLAVOR, 201,
+               body={'host': host}, sample='host-flavor-host-add')
+    demo.call('GET', '/pcloud-host-flavors', 200, sample='host-flavors-list')
+    admin.call('GET', '/pcloud-host-flavors/%s' % FLAVOR, 200,
+               sample='host-flavor-show')
+    admin.call('GET', '/pcloud-host-flavors/%s/hosts' % FLAVOR, 200,
+               sample='host-flavor-hosts-list')
+    admin.call('POST', '/os-hosts', 409, body={'name': host},
+               sample='os-hosts-refused')
+
+
+def pclouds(demo, alt_project):
+    """A pcloud through every route; its id."""
+    pcloud = demo.call('POST', '/pclouds', 201, body={'name': 'mine'},
+                       sample='pcloud-create')['pcloud']['id']
+    base = '/pclouds/%s' % pcloud
+    demo.call('POST', base + '/hosts', 201, sample='pcloud-host-add',
+              body={'name': HOST_NAME, 'flavor_id': FLAVOR})
+    demo.call('PUT', '%s/hosts/%s' % (base, HOST_NAME), 200,
+              body={'state': 'enabled'}, sample='pcloud-host-update')
+    demo.call('GET', base + '/hosts', 200, sample='pcloud-hosts-list')
+    demo.call('GET', '%s/hosts/%s' % (base, HOST_NAME), 200,
+              sample='pcloud-host-show')
+    demo.call('POST', base + '/tenants', 201,
+              body={'tenant_id': alt_project}, sample='pcloud-tenant-add')
+    demo.call('GET', base + '/tenants', 200, sample='pcloud-tenants-list')
+    demo.call('PUT', base + '/allocation-ratios', 200,
+              body={'cpu_allocation_ratio': 4.0},
+              sample='pcloud-allocation-ratios-set')
+    demo.call('GET', base + '/allocation-ratios', 200,
+              sample='pcloud-allocation-ratios-show')
+    demo.call('GET', '/pclouds', 200, sample='pclouds-list')
+    demo.call('GET', base, 200, sample='pcloud-show')
+    demo.call('DELETE', base, 409, sample='pcloud-delete-refused')
+    demo.call('DELETE', '%s/tenants/%s' % (base, alt_project), 204)
+    demo.call('PUT', '%s/hosts/%s' % (base, HOST_NAME), 200,
+              body={'state': 'disabled'})
+    demo.call('DELETE', '%s/hosts/%s' % (base, HOST_NAME), 204)
+    return pcloud
+
+
+def host_lease(demo, pcloud):
+    """A pcloud:host lease through Blazar's POST /v1/leases."""
+    lease = demo.call('POST', '/leases', 201, sample='lease-create', body={
+        'name': 'my-hosts', 'start_date': _in(1), 'end_date': _in(2),
+        'events': [], 'reservations': [{
+            'resource_type': 'pcloud:host', 'amount': 1,
+            'host_flavor': FLAVOR, 'pcloud_id': pcloud,
+            'lease_type': 'SCHEDULE'}]})['lease']
+    demo.call('DELETE', '/leases/%s' % lease['id'], 204)
+
+
+def main():
+    sandbox = fixture.get_sandbox()
+    admin_session = fixture.session(sandbox, 'admin')
+    admin = Api(admin_session)
+    demo = Api(fixture.session(sandbox, common.DEMO_USER))
+    alt_project = fixture.session(sandbox, common.ALT_USER).get_project_id()
+    nova = nova_client.Client('2.53', session=admin_session)
+    host = sorted(c['name'] for c in sandbox.computes)[-1]
+    # A host joins a pool empty, with its compute service disabled.
+    (service,) = nova.services.list(host=host, binary='nova-compute')
+    nova.services.disable(service.id)
+    host_flavors(admin, demo, host)
+    pcloud = pclouds(demo, alt_project)
+    host_lease(demo, pcloud)
+    demo.call('DELETE', '/pclouds/%s' % pcloud, 204)
+    admin.call('DELETE', '/pcloud-host-flavors/%s/hosts/%s'
+               % (FLAVOR, host), 204)
+    admin.call('DELETE', '/pcloud-host-flavors/%s' % FLAVOR, 204)
+    nova.services.enable(service.id)
+    print('Samples written to %s' % os.path.normpath(SAMPLES))
+
+
+if __name__ == '__main__':
+    main()
