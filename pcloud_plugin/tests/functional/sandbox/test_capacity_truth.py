@@ -30,6 +30,7 @@ import uuid
 from pcloud_plugin.blazar import mirror
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.pcloud import aggregates
 from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.tests import base
@@ -58,10 +59,10 @@ class _Capacity(base.TestCase):
 
     # --- pools and pclouds ------------------------------------------------
 
-    def _pool(self, *hosts):
-        """A new host flavor whose pool holds ``hosts``."""
+    def _pool(self, *hosts, units=1):
+        """A new host flavor (of ``units``) whose pool holds ``hosts``."""
         flavor = 'truth-%s' % uuid.uuid4().hex[:6]
-        self.admin.create_host_flavor(flavor, 1)
+        self.admin.create_host_flavor(flavor, units)
         self.addCleanup(self.admin.delete_host_flavor, flavor)
         for host in hosts:
             self._pool_host(flavor, host)
@@ -224,6 +225,66 @@ class LeaseAndAllocation(_Capacity):
         for window in ({}, {'start': start, 'end': end}):
             self._refused(self._host_lease, self.demo, pcloud, flavor,
                           **window)
+
+
+class LeasedHostRatiosAndQuota(_Capacity):
+    """A host a lease takes into a pcloud runs at the pcloud's allocation
+
+    ratios while it is held and at its own again after (nothing of them
+    left in the pcloud), and counts against the project's units quota
+    meanwhile.
+    """
+
+    def _vcpu_ratios(self, host):
+        """(Placement's, the ledger's) VCPU allocation ratio of a host."""
+        provider = self._provider(host)
+        placement = self.placement.get(
+            '/resource_providers/%s/inventories/VCPU' % provider).json()[
+                'allocation_ratio']
+        (ledger,) = fixture.ledger_sql(
+            self.sandbox, 'SELECT i.allocation_ratio FROM inventories i '
+            'JOIN resource_classes c ON c.id = i.resource_class_id JOIN '
+            'resource_providers p ON p.id = i.resource_provider_id WHERE '
+            "c.name = 'VCPU' AND p.uuid = :uuid", uuid=provider)
+        return placement, ledger
+
+    def test_a_leased_host_takes_the_pclouds_ratio_and_gives_it_back(self):
+        host = self.computes[-1]
+        flavor = self._pool(host)
+        pcloud = self._pcloud(self.demo)
+        own, _ledger = self._vcpu_ratios(host)
+        self.demo.set_allocation_ratios(pcloud, cpu=own * 2)
+
+        lease = self._host_lease(self.demo, pcloud, flavor)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        self.assertEqual((own * 2, own * 2), self._vcpu_ratios(host))
+
+        fixture.delete_lease(self.demo, lease['id'])
+        self.assertEqual((own, own), self._vcpu_ratios(host))
+        self.assertEqual([], [
+            key for aggregate in self.nova.aggregates.list()
+            for key in aggregate.metadata
+            if key.startswith(aggregates.SAVED_RATIOS_PREFIX)])
+
+    def test_a_leased_host_counts_against_the_units_quota(self):
+        conf = configparser.RawConfigParser()
+        conf.read(self.sandbox.path('blazar', 'blazar.conf'))
+        quota = conf.getint('pcloud', 'units_quota', fallback=10)
+        # Each host of the flavor takes the project's whole quota.
+        flavor = self._pool(*self.computes[-2:], units=quota)
+        pcloud = self._pcloud(self.demo)
+        lease = self._host_lease(self.demo, pcloud, flavor)
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.demo.allocate_host, pcloud,
+            'for-good', flavor)
+        self.assertEqual(403, refused.code, refused)
+        self.assertIn('quota units', str(refused))
+
+        fixture.delete_lease(self.demo, lease['id'])
+        self.demo.allocate_host(pcloud, 'for-good', flavor)
 
 
 class HandedOverEmpty(_Capacity):
