@@ -73,22 +73,8 @@ def sync(context, forest, changed=None):
     report = SyncReport()
     changed_ids = None if changed is None else set(changed)
     ours = {p['uuid']: p for p in db_api.list_providers(context)}
-    for provider in _depth_first(forest):
-        uuid = provider.uuid
-        mine = ours.get(uuid)
-        if mine is None:
-            db_api.create_provider(context, uuid, provider.name,
-                                   parent_uuid=provider.parent_uuid)
-            report.created.append(uuid)
-            differs = False
-        else:
-            differs = _sync_identity(context, provider, mine, report)
-        if changed_ids is None or uuid in changed_ids:
-            differs |= sync_facts(context, provider, report)
-        if differs and mine is not None:
-            report.updated.append(uuid)
-
-    # Children before parents, so a parent is empty when its turn comes.
+    # The gone first, children before parents (a parent is empty when its
+    # turn comes): a compute made again under a new uuid takes its name.
     gone = [uuid for uuid in reversed(list(ours)) if uuid not in
             forest.providers]
     for uuid in gone:
@@ -101,7 +87,50 @@ def sync(context, forest, changed=None):
             report.problems.append((uuid, 'gone from Placement but kept: '
                                     + e.message))
             report.kept.append(uuid)
+    skipped = set()
+    for provider in _depth_first(forest):
+        uuid = provider.uuid
+        if provider.parent_uuid in skipped:
+            skipped.add(uuid)
+            continue
+        mine = ours.get(uuid)
+        if mine is None:
+            mine = _create(context, provider, report)
+            if mine is None:
+                skipped.add(uuid)
+                continue
+            differs = False
+        else:
+            differs = _sync_identity(context, provider, mine, report)
+        if changed_ids is None or uuid in changed_ids:
+            differs |= sync_facts(context, provider, report)
+        if differs and uuid in ours:
+            report.updated.append(uuid)
     return report
+
+
+def _create(context, provider, report):
+    """Add a provider new to the ledger: its record, or None if its name
+
+    is still held by another the ledger keeps (reported). Another mirror
+    (a second blazar-manager, pcloud-manage placement sync) may have just
+    added it: then its record, and nothing more to do.
+    """
+    try:
+        created = db_api.create_provider(context, provider.uuid,
+                                         provider.name,
+                                         parent_uuid=provider.parent_uuid)
+        report.created.append(provider.uuid)
+        return created
+    except exception.Conflict as e:
+        try:
+            return db_api.get_provider(context, provider.uuid)
+        except exception.ResourceProviderNotFound:
+            LOG.warning('Provider %s (%s) not mirrored: %s', provider.uuid,
+                        provider.name, e.message)
+            report.problems.append((provider.uuid, 'not mirrored: '
+                                    + e.message))
+            return None
 
 
 def _sync_identity(context, provider, mine, report):

@@ -18,6 +18,7 @@ import datetime
 import os
 import subprocess
 import sys
+from unittest import mock
 
 from keystoneauth1 import loading as ks_loading
 
@@ -142,6 +143,43 @@ class PlacementSyncTests(base.LedgerTestCase):
         self.assertEqual([self.numa0], [uuid for uuid, _ in report.problems])
         self.assertEqual(8, db_api.get_inventories(
             self.context, self.numa0)['VCPU'].total)
+
+    def test_what_another_mirror_just_added_is_taken_as_it_is(self):
+        # A second mirror (another blazar-manager, pcloud-manage) added
+        # every provider between this one's read and its writes.
+        self._sync()
+        with mock.patch.object(db_api, 'list_providers', return_value=[]):
+            report = self._sync()
+        self.assertEqual([], report.created)
+        self.assertEqual([], report.problems)
+        self._assert_mirrored()
+
+    def test_a_compute_made_again_takes_its_name_back(self):
+        # nova-compute reinstalled: the same name under a new uuid.
+        self._sync()
+        self.placement.delete_provider(self.gpu)
+        self.placement.delete_provider(self.numa0)
+        self.placement.delete_provider(self.cn1)
+        again = self.placement.create_provider('cn1')
+        report = self._sync()
+        self.assertEqual([again], report.created)
+        self.assertEqual([], report.problems)
+        self._assert_mirrored()
+
+    def test_a_name_a_kept_provider_holds_is_reported_not_mirrored(self):
+        self._sync()
+        tomorrow = datetime.datetime.utcnow() + datetime.timedelta(days=1)
+        db_api.claim(self.context, 'lease-1', {self.ss: {'DISK_GB': 10}},
+                     tomorrow, tomorrow + datetime.timedelta(hours=1))
+        self.placement.delete_provider(self.ss)
+        again = self.placement.create_provider('shared-disk')
+        report = self._sync()
+        self.assertEqual([self.ss, again],
+                         [uuid for uuid, _ in report.problems])
+        self.assertIn('already exists', report.problems[1][1])
+        self.assertEqual([self.ss], [
+            p['uuid'] for p in db_api.list_providers(self.context)
+            if p['name'] == 'shared-disk'])
 
 
 class PlacementSyncCommand(base.TestCase):
