@@ -420,3 +420,21 @@ class ZuulJobTest(base.TestCase):
         self.assertTrue(selected.search(host))
         self.assertFalse(excluded.search(host))
         self.assertTrue(excluded.search(instance))
+
+    def test_runs_our_tempest_plugin(self):
+        ours = ('pcloud_plugin.tests.tempest.scenario.test_pclouds.'
+                'PcloudScenarioTest.'
+                'test_pcloud_takes_only_its_tenants_hinted_boots')
+        selected = re.compile(self.job['vars']['tempest_test_regex'])
+        excluded = re.compile(self.job['vars']['tempest_exclude_regex'])
+        self.assertTrue(selected.search(ours))
+        self.assertFalse(excluded.search(ours))
+        self.assertFalse(selected.search('pcloud_plugin.tests.unit.x'))
+        # A list replaces the parent's: Blazar's plugin must stay.
+        self.assertEqual(['blazar-tempest-plugin', 'pcloud-plugin'],
+                         self.job['vars']['tempest_plugins'])
+        # A change to our tempest tests alone still runs the job.
+        irrelevant = [re.compile(r) for r in self.job['irrelevant-files']]
+        self.assertFalse(any(
+            r.search('pcloud_plugin/tests/tempest/scenario/test_pclouds.py')
+            for r in irrelevant))
