@@ -194,6 +194,15 @@ def placement(sandbox):
                            service_type='placement')
 
 
+def vcpu_ratio(sandbox, host):
+    """The VCPU allocation ratio Placement has for a compute."""
+    client = placement(sandbox)
+    (provider,) = client.get('/resource_providers?name=%s' % host).json()[
+        'resource_providers']
+    return client.get('/resource_providers/%s/inventories/VCPU'
+                      % provider['uuid']).json()['allocation_ratio']
+
+
 def placement_free(sandbox, rc):
     """{compute: how much of ``rc`` Placement has free on it}."""
     client = placement(sandbox)
@@ -613,6 +622,15 @@ def scheduled_host_story(story, cli, made):
         return cli.json('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
                         user=demo)
 
+    def ratio():
+        made['own-ratio'] = vcpu_ratio(cli.sandbox, made['host'])
+        cli.run('openstack', 'pcloud', 'set', 'demo-pcloud',
+                '--cpu-allocation-ratio', str(made['own-ratio'] * 2),
+                user=demo)
+        return 'the pool host runs at %s on its own' % made['own-ratio']
+    story.step('the demo member sets the pcloud\'s VCPU allocation ratio to '
+               'twice the host\'s own: openstack pcloud set', ratio)
+
     def book():
         cli.run('openstack', 'pcloud', 'lease', 'create', name, '--pcloud',
                 'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
@@ -647,11 +665,14 @@ def scheduled_host_story(story, cli, made):
         found = hosts()
         if [h['State'] for h in found] != ['enabled']:
             raise AssertionError(found)
-        return 'ACTIVE at %s; the pcloud holds %s, enabled' % (
+        ratio = vcpu_ratio(cli.sandbox, made['host'])
+        if ratio != made['own-ratio'] * 2:
+            raise AssertionError('the leased host runs at %s' % ratio)
+        return 'ACTIVE at %s; the pcloud holds %s, enabled, at ratio %s' % (
             datetime.datetime.now(datetime.timezone.utc).strftime(
-                '%H:%M:%S'), found[0]['Name'])
+                '%H:%M:%S'), found[0]['Name'], ratio)
     story.step('at its start the lease is ACTIVE and its host in the '
-               'pcloud', started)
+               'pcloud, at the pcloud\'s ratio', started)
 
     def boot_in_lease():
         server = cli.json('openstack', 'server', 'create', '--flavor',
@@ -673,12 +694,16 @@ def scheduled_host_story(story, cli, made):
                  timeout=240)
         if hosts():
             raise AssertionError('still in the pcloud: %s' % hosts())
+        ratio = vcpu_ratio(cli.sandbox, made['host'])
+        if ratio != made['own-ratio']:
+            raise AssertionError('the host kept ratio %s' % ratio)
         cli.run('openstack', 'reservation', 'lease', 'delete', name,
                 user=demo)
-        return 'TERMINATED at %s; the host left the pcloud' % (
-            datetime.datetime.now(datetime.timezone.utc).strftime(
-                '%H:%M:%S'))
-    story.step('at its end the host leaves the pcloud', ended)
+        return ('TERMINATED at %s; the host left the pcloud, back at its '
+                'own ratio %s' % (datetime.datetime.now(
+                    datetime.timezone.utc).strftime('%H:%M:%S'), ratio))
+    story.step('at its end the host leaves the pcloud, with its own ratio',
+               ended)
     story.step('after its end, a boot into the pcloud does not land on the '
                'host: openstack server create --hint pcloud=<id>',
                lambda: boot_fails(cli, 'demo-after-lease', 'm1.small', demo,
