@@ -75,8 +75,12 @@ _NONE = ('none', 'null', '')
 # The extra spec (and aggregate key) naming a reservation's server group,
 # as Blazar's own plugin writes it.
 AFFINITY_KEY = 'affinity_id'
-# What a claim raises when a concurrent lease took the capacity first.
-_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected)
+# What a claim raises when the capacity its plan was made on moved: a
+# concurrent lease took it first, or the Placement mirror changed the
+# provider's inventory (its max_unit, a class) or dropped the provider.
+_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected,
+              exception.UnitRuleViolation, exception.InventoryNotFound,
+              exception.ResourceProviderNotFound)
 
 
 def _validate_int(values, name, minimum):

@@ -17,6 +17,7 @@ our plugin loaded from its entry point (see base.BlazarTestCase for the
 hosts: 7 slots fit on cn1, 4 on cn2, none on cn3, which is in a pcloud).
 """
 
+import dataclasses
 import datetime
 
 from blazar.db import api as blazar_db
@@ -429,6 +430,34 @@ class FailureTests(base.BlazarTestCase):
             h: inv['total'] for h, inv in self.reservation_inventories(
                 resources.resource_class(rid)).items()})
         self.assertEqual(2, res_db.get(self.context, rid)['amount'])
+
+    def test_an_inventory_changed_under_a_plan_is_placed_again(self):
+        # Between the plan and its claim the mirror lowers the planned
+        # provider's MEMORY_MB max_unit below the slots' sum there: the
+        # claim breaks it, and the slots are placed again within it (not
+        # a server error).
+        claim, lowered = db_api.claim, []
+
+        def mirror_then_claim(ctx, consumer, amounts, *args, **kwargs):
+            if not lowered:
+                rp = next(rp for rp, r in amounts.items() if 'MEMORY_MB' in r)
+                inventories = db_api.get_inventories(ctx, rp)
+                inventories['MEMORY_MB'] = dataclasses.replace(
+                    inventories['MEMORY_MB'],
+                    max_unit=amounts[rp]['MEMORY_MB'] - 1)
+                db_api.set_inventories(ctx, rp, inventories)
+                lowered.append((rp, amounts[rp]['MEMORY_MB'] - 1))
+            return claim(ctx, consumer, amounts, *args, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(db_api, 'claim',
+                                                 mirror_then_claim))
+        lease = self.create_lease(self.reservation(2, affinity=True))
+        amounts = db_api.get_claims(self.context,
+                                    _reservation_of(lease)['id'])['amounts']
+        ((rp, max_unit),) = lowered
+        self.assertLessEqual(amounts.get(rp, {}).get('MEMORY_MB', 0),
+                             max_unit)
+        self.assertEqual(2048, sum(r.get('MEMORY_MB', 0)
+                                   for r in amounts.values()))
 
     def test_instances_outlive_the_end_and_clean_up_follows(self):
         lease = self.create_lease(self.reservation(1, affinity=True),

@@ -427,16 +427,22 @@ class CapacityChange(_Capacity):
         slot = self._slot(free[host] + 1024)
         self._refused(self._lease, self.demo, slot)
 
-        self._set_memory(provider, dict(memory, total=total + 2048,
-                                        max_unit=total + 2048))
-        self.addCleanup(self._set_memory, provider, memory)
-        took = self._until('the ledger to see it grow', lambda: (
-            fixture.ledger_sql(
+        def ledger_total(expected):
+            return fixture.ledger_sql(
                 self.sandbox, 'SELECT i.total FROM inventories i JOIN '
                 'resource_classes c ON c.id = i.resource_class_id WHERE '
                 "c.name = 'MEMORY_MB' AND i.resource_provider_id = (SELECT "
                 'id FROM resource_providers WHERE uuid = :uuid)',
-                uuid=provider) == [total + 2048]), 6 * interval)
+                uuid=provider) == [expected]
+
+        self._set_memory(provider, dict(memory, total=total + 2048,
+                                        max_unit=total + 2048))
+        # The next test finds the ledger as Placement is again.
+        self.addCleanup(self._until, 'the ledger to see it shrink back',
+                        lambda: ledger_total(total), 6 * interval)
+        self.addCleanup(self._set_memory, provider, memory)
+        took = self._until('the ledger to see it grow',
+                           lambda: ledger_total(total + 2048), 6 * interval)
         # One pass, give or take the pass under way.
         self.assertLessEqual(took, 2 * interval, took)
         lease = self._lease(self.demo, slot)
