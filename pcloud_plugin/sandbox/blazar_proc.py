@@ -75,12 +75,14 @@ def _write_conf(spec, run_dir):
             'os_region_name': common.REGION,
         },
         'manager': {'plugins': plugins()},
-        'database': {'connection': spec['databases']['blazar']},
+        'database': {'connection': common.patient(
+            spec['databases']['blazar'])},
         'keystone_authtoken': common.authtoken_conf(spec, 'blazar'),
         'oslo_messaging_notifications': {'driver': 'noop'},
         'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL},
         # Our plugins': the ledger, and admin access to Nova and Placement.
-        'pcloud_database': {'connection': spec['databases']['ledger']},
+        'pcloud_database': {'connection': common.patient(
+            spec['databases']['ledger'])},
         'pcloud_nova': _service_auth(spec),
         # The demo shows a BEST-EFFORT lease moving others' servers away;
         # waiting leases and the reconciler run often.

@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import socketserver
+import sqlite3
 import sys
 import threading
 import time
@@ -47,6 +48,25 @@ PROJECT_OF = {'admin': 'admin', DEMO_USER: DEMO_PROJECT,
               ALT_USER: ALT_PROJECT}
 # Service users, each an admin (and service) of the service project.
 SERVICE_USERS = ('nova', 'placement', 'blazar')
+
+
+def sqlite_wal(url):
+    """Readers must not wait on the writer: many threads and processes
+
+    share the file (SQLite only; the journal mode stays with the file).
+    """
+    if url.startswith('sqlite:///'):
+        sqlite3.connect(url[len('sqlite:///'):]).execute(
+            'PRAGMA journal_mode=WAL').close()
+
+
+def patient(url):
+    """The URL a service is given: on SQLite, a writer waits up to a
+
+    minute for another's transaction instead of failing at once (after
+    pysqlite's 5 s) with "database is locked" on a loaded machine.
+    """
+    return url + '?timeout=60' if url.startswith('sqlite:///') else url
 
 
 def url(spec, service, path=''):

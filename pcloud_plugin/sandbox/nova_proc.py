@@ -98,13 +98,6 @@ class _NoCache(object):
         pass
 
 
-def _sqlite_wal(url):
-    """Readers must not wait on the writer: many threads share a file."""
-    if url.startswith('sqlite:///'):
-        sqlite3.connect(url[len('sqlite:///'):]).execute(
-            'PRAGMA journal_mode=WAL').close()
-
-
 def _service_auth(spec, username):
     auth = common.authtoken_conf(spec, username)
     del auth['www_authenticate_uri']
@@ -370,7 +363,7 @@ def start(spec):
             cache = _SchemaCache(spec)
         cache.restored = cache.restore()
     for key in _NOVA_DATABASES:
-        _sqlite_wal(spec['databases'][key])
+        common.sqlite_wal(spec['databases'][key])
     nova_conf, placement_conf = _write_confs(spec, run_dir)
     paste = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
     if not os.path.exists(paste):

@@ -373,6 +373,8 @@ class Sandbox:
         if not self.resumed:
             self._forget_cloud()
             self.databases.create()
+            for url in self.databases.urls.values():
+                common.sqlite_wal(url)
         self.spec = {
             'resume': self.resumed,
             'state_dir': self.state_dir,

@@ -165,7 +165,8 @@ class Demo(base.TestCase):
         self.assertIn('the alt project, not authorized, cannot: ', output)
         self.assertIn('the demo member deletes the empty pcloud: pcloud '
                       'deleted', output)
-        self.assertIn('the host leaves the pcloud: TERMINATED', output)
+        self.assertIn('the host leaves the pcloud, with its own ratio: '
+                      'TERMINATED', output)
         self.assertIn("--type BEST-EFFORT: ACTIVE; admin-squatter "
                       "live-migrated", output)
         self.assertEqual([], _leftovers(state))
