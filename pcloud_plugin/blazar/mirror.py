@@ -56,12 +56,10 @@ from pcloud_plugin.db import reservations as res_db
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
-USAGE_PREFIX = db_api.USAGE_PREFIX
-
 
 def usage_consumer(provider_uuid):
     """The ledger consumer of what others use of a provider."""
-    return USAGE_PREFIX + provider_uuid
+    return db_api.USAGE_PREFIX + provider_uuid
 
 
 @dataclasses.dataclass
@@ -190,8 +188,9 @@ class Mirror(object):
         move a provider's generation when allocations are deleted, so an
         instance gone would otherwise stay counted (never too little).
         """
-        held = sorted(c[len(USAGE_PREFIX):] for c in db_api.list_consumers(
-            context) if c.startswith(USAGE_PREFIX))
+        prefix = db_api.USAGE_PREFIX
+        held = sorted(c[len(prefix):] for c in db_api.list_consumers(
+            context) if c.startswith(prefix))
         held = [uuid for uuid in held if uuid not in report.read]
         if not held:
             return

@@ -29,6 +29,37 @@ from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.osc import common
 
 LEASE_TYPES = ('IMMEDIATE', 'SCHEDULE', 'BEST-EFFORT')
+# Optional fields of a pcloud:host reservation, as options of both
+# commands (_host_choice_args).
+_HOST_CHOICES = ('availability_zone', 'required_traits', 'timeout')
+
+
+def _host_choice_args(parser, clearable=False):
+    """--availability-zone, --required-traits and --timeout; with
+
+    ``clearable``, --no-availability-zone and --no-required-traits too.
+    """
+    zone = parser.add_mutually_exclusive_group() if clearable else parser
+    zone.add_argument('--availability-zone', metavar='<zone>',
+                      help='Only hosts of this availability zone')
+    traits = parser.add_mutually_exclusive_group() if clearable else parser
+    traits.add_argument('--required-traits', metavar='<traits>',
+                        help='Host capabilities in Placement\'s syntax, '
+                        'e.g. HW_CPU_X86_AVX2,!CUSTOM_SLOW')
+    if clearable:
+        zone.add_argument('--no-availability-zone', action='store_true',
+                          help='Hosts of any availability zone')
+        traits.add_argument('--no-required-traits', action='store_true',
+                            help='No required capability')
+    parser.add_argument('--timeout', metavar='<minutes>', type=int,
+                        help='BEST-EFFORT: give up this many minutes '
+                        'after the start date')
+
+
+def _given(parsed_args, fields):
+    """{field: value} of the fields given on the command line."""
+    return {field: getattr(parsed_args, field) for field in fields
+            if getattr(parsed_args, field) is not None}
 
 
 class CreateHostLease(command.ShowOne):
@@ -53,14 +84,7 @@ class CreateHostLease(command.ShowOne):
                             '(default)')
         parser.add_argument('--end-date', metavar='<date>', required=True,
                             help='"YYYY-MM-DD HH:MM" (UTC)')
-        parser.add_argument('--availability-zone', metavar='<zone>',
-                            help='Only hosts of this availability zone')
-        parser.add_argument('--required-traits', metavar='<traits>',
-                            help='Host capabilities in Placement\'s syntax, '
-                            'e.g. HW_CPU_X86_AVX2,!CUSTOM_SLOW')
-        parser.add_argument('--timeout', metavar='<minutes>', type=int,
-                            help='BEST-EFFORT: give up this many minutes '
-                            'after the start date')
+        _host_choice_args(parser)
         return parser
 
     def take_action(self, parsed_args):
@@ -70,10 +94,7 @@ class CreateHostLease(command.ShowOne):
             'host_flavor': parsed_args.host_flavor,
             'amount': parsed_args.amount,
             'lease_type': parsed_args.lease_type}
-        for field in ('availability_zone', 'required_traits', 'timeout'):
-            value = getattr(parsed_args, field)
-            if value is not None:
-                reservation[field] = value
+        reservation.update(_given(parsed_args, _HOST_CHOICES))
         lease = client.create_host_lease(
             parsed_args.name, parsed_args.start_date, parsed_args.end_date,
             reservation)
@@ -113,27 +134,13 @@ class SetHostLease(command.Command):
                             help='Number of hosts')
         parser.add_argument('--type', dest='lease_type', choices=LEASE_TYPES,
                             help='IMMEDIATE, SCHEDULE or BEST-EFFORT')
-        zone = parser.add_mutually_exclusive_group()
-        zone.add_argument('--availability-zone', metavar='<zone>',
-                          help='Only hosts of this availability zone')
-        zone.add_argument('--no-availability-zone', action='store_true',
-                          help='Hosts of any availability zone')
-        traits = parser.add_mutually_exclusive_group()
-        traits.add_argument('--required-traits', metavar='<traits>',
-                            help='Host capabilities in Placement\'s syntax')
-        traits.add_argument('--no-required-traits', action='store_true',
-                            help='No required capability')
-        parser.add_argument('--timeout', metavar='<minutes>', type=int,
-                            help='BEST-EFFORT: give up this many minutes '
-                            'after the start date')
+        _host_choice_args(parser, clearable=True)
         return parser
 
     def take_action(self, parsed_args):
         client = common.client(self)
         lease_id = client.find_lease(parsed_args.lease)
-        body = {field: getattr(parsed_args, field)
-                for field in ('name', 'start_date', 'end_date')
-                if getattr(parsed_args, field) is not None}
+        body = _given(parsed_args, ('name', 'start_date', 'end_date'))
         changes = self._reservation_changes(client, parsed_args)
         if changes:
             changes['id'] = _host_reservation(client.show_lease(lease_id),
@@ -148,11 +155,8 @@ class SetHostLease(command.Command):
         changes = {}
         if parsed_args.pcloud is not None:
             changes['pcloud_id'] = client.find_pcloud(parsed_args.pcloud)
-        for field in ('host_flavor', 'amount', 'lease_type',
-                      'availability_zone', 'required_traits', 'timeout'):
-            value = getattr(parsed_args, field)
-            if value is not None:
-                changes[field] = value
+        changes.update(_given(parsed_args, ('host_flavor', 'amount',
+                                            'lease_type') + _HOST_CHOICES))
         if parsed_args.no_availability_zone:
             changes['availability_zone'] = None
         if parsed_args.no_required_traits:

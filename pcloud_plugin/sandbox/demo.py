@@ -194,13 +194,18 @@ def placement(sandbox):
                            service_type='placement')
 
 
+def _provider_url(client, host):
+    """The Placement URL of a compute's provider, with a trailing /."""
+    (provider,) = client.get('/resource_providers?name=%s' % host).json()[
+        'resource_providers']
+    return '/resource_providers/%s/' % provider['uuid']
+
+
 def vcpu_ratio(sandbox, host):
     """The VCPU allocation ratio Placement has for a compute."""
     client = placement(sandbox)
-    (provider,) = client.get('/resource_providers?name=%s' % host).json()[
-        'resource_providers']
-    return client.get('/resource_providers/%s/inventories/VCPU'
-                      % provider['uuid']).json()['allocation_ratio']
+    return client.get(_provider_url(client, host) + 'inventories/VCPU'
+                      ).json()['allocation_ratio']
 
 
 def placement_free(sandbox, rc):
@@ -208,10 +213,7 @@ def placement_free(sandbox, rc):
     client = placement(sandbox)
     free = {}
     for compute in sandbox.computes:
-        (provider,) = client.get('/resource_providers?name=%s'
-                                 % compute['name']).json()[
-                                     'resource_providers']
-        url = '/resource_providers/%s/' % provider['uuid']
+        url = _provider_url(client, compute['name'])
         inventory = client.get(url + 'inventories').json()[
             'inventories'][rc]
         used = client.get(url + 'usages').json()['usages'].get(rc, 0)

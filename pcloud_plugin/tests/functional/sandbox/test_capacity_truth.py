@@ -176,10 +176,14 @@ class _Capacity(base.TestCase):
             "a.consumer_id = :consumer AND c.name = 'MEMORY_MB'",
             consumer=consumer))
 
-    def _mirror_interval(self):
+    def _blazar_option(self, name, fallback=None):
+        """An integer option of the sandbox's blazar.conf [pcloud]."""
         conf = configparser.RawConfigParser()
         conf.read(self.sandbox.path('blazar', 'blazar.conf'))
-        return conf.getint('pcloud', 'placement_mirror_interval')
+        return conf.getint('pcloud', name, fallback=fallback)
+
+    def _mirror_interval(self):
+        return self._blazar_option('placement_mirror_interval')
 
     def _until(self, title, check, timeout):
         """Seconds until ``check()`` holds (at most ``timeout``)."""
@@ -268,9 +272,7 @@ class LeasedHostRatiosAndQuota(_Capacity):
             if key.startswith(aggregates.SAVED_RATIOS_PREFIX)])
 
     def test_a_leased_host_counts_against_the_units_quota(self):
-        conf = configparser.RawConfigParser()
-        conf.read(self.sandbox.path('blazar', 'blazar.conf'))
-        quota = conf.getint('pcloud', 'units_quota', fallback=10)
+        quota = self._blazar_option('units_quota', fallback=10)
         # Each host of the flavor takes the project's whole quota.
         flavor = self._pool(*self.computes[-2:], units=quota)
         pcloud = self._pcloud(self.demo)
