@@ -110,10 +110,11 @@ class OSCTest(api_base.PcloudAPITestCase):
 
     def setUp(self):
         super().setUp()
+        # openstacksdk reads every OS_* variable as cloud config (OS_DEBUG
+        # makes the shell print its debug log): only the test runner's stay.
         for name in list(os.environ):
             if name.startswith('OS_') and not name.startswith(
-                    ('OS_STDOUT', 'OS_STDERR', 'OS_LOG', 'OS_TEST',
-                     'OS_DEBUG')):
+                    ('OS_STDOUT', 'OS_STDERR', 'OS_LOG', 'OS_TEST')):
                 self.useFixture(fixtures.EnvironmentVariable(name))
         # The shell configures the root logger: put it back after.
         root = logging.getLogger()
