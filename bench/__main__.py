@@ -21,7 +21,8 @@ from oslo_config import cfg
 
 from pcloud_plugin import conf  # noqa: F401  (registers the options)
 
-BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin', 'mirror')
+BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin', 'mirror',
+           'offerings')
 
 
 def main(argv=None):

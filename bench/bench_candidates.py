@@ -20,7 +20,7 @@ ledger (a SQLite file); the same query is timed on both and the median
 
 * "ours": the engine alone on the forest read from the ledger once;
 * "incl. load": the forest read again for each query
-  (pcloud_plugin.db.api.load_forest, as the reservation plugins do), with
+  (pcloud_plugin.db.snapshots.load_forest, as the reservation plugins do), with
   nothing written between queries, so the ledger hands back its snapshot;
 * "a write between": the same, with a claim made or released (untimed)
   before each query, as in a busy service: the load reads every provider
@@ -231,6 +231,7 @@ class Ledger:
         from pcloud_plugin import context
         from pcloud_plugin.db import api
         from pcloud_plugin.db import migration
+        from pcloud_plugin.db import snapshots
         self.tmp = tempfile.mkdtemp(prefix='pcloud-bench-candidates-')
         conf.CONF([], project='pcloud', default_config_files=[])
         conf.CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
@@ -240,6 +241,7 @@ class Ledger:
                                group='pcloud_database')
         migration.upgrade()
         self.api, self.context = api, context.get_admin_context()
+        self.snapshots = snapshots
 
     def close(self):
         self.api.main_context_manager.dispose_pool()
@@ -256,7 +258,7 @@ class Ledger:
         self.claimed = False
 
     def forest(self):
-        return self.api.load_forest(self.context)
+        return self.snapshots.load_forest(self.context)
 
     def write(self):
         """Make the claim, or release it if made."""

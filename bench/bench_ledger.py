@@ -48,6 +48,8 @@ from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import models
+from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import snapshots as db_snapshots
 
 PROVIDERS = 1000
 SLOTS = 10
@@ -214,7 +216,7 @@ def measure_window(rounds):
             between()
             began = time.perf_counter()
             found = candidates.allocation_candidates(
-                db_api.load_forest(context, start, end), WINDOW_QUERY)
+                db_snapshots.load_forest(context, start, end), WINDOW_QUERY)
             timings.append((time.perf_counter() - began) * 1000)
         assert found['allocation_requests'], 'no candidates'
         return statistics.median(timings)
@@ -228,7 +230,7 @@ def measure_window(rounds):
             start, start + datetime.timedelta(days=1))
 
     def forget_usage():
-        db_api._provider_cache = db_api._ProviderCache()
+        provider_cache.CACHE = provider_cache.ProviderCache()
 
     now = p50(first - datetime.timedelta(days=2),
               first - datetime.timedelta(days=1), new_claim)

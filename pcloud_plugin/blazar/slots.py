@@ -34,6 +34,7 @@ import collections
 import dataclasses
 import json
 
+import numpy as np
 import os_traits
 
 from pcloud_plugin.capacity import candidates as candidates_mod
@@ -93,12 +94,24 @@ class SlotRequest:
 class Plan:
     """Slots laid out: ``allocations`` is one {provider: {class: n}} per
 
-    slot, ``hosts`` how many slots each host (root provider uuid) holds.
+    slot, ``hosts`` how many slots each host (root provider uuid) holds,
+    ``names`` each host's name and ``roots`` the host of each provider
+    the slots use.
     """
 
-    def __init__(self, allocations, hosts):
+    def __init__(self, allocations, hosts, names, roots):
         self.allocations = allocations
         self.hosts = hosts
+        self.names = names
+        self.roots = roots
+
+    @classmethod
+    def on(cls, forest, allocations, hosts):
+        """A plan of slots laid on forest's providers."""
+        return cls(allocations, hosts,
+                   {h: forest[h].name for h in hosts},
+                   {rp: forest[rp].root_uuid
+                    for alloc in allocations for rp in alloc})
 
     @property
     def amounts(self):
@@ -109,8 +122,8 @@ class Plan:
                 summed[rp].update(resources)
         return {rp: dict(res) for rp, res in summed.items()}
 
-    def slots(self, forest):
-        return [{'host_uuid': host, 'host_name': forest[host].name,
+    def slots(self):
+        return [{'host_uuid': host, 'host_name': self.names[host],
                  'slots': n} for host, n in sorted(self.hosts.items())]
 
 
@@ -312,45 +325,90 @@ def place(forest, request, max_candidates=None, preferred=(), held=None,
                                  forest[h].name))
     order = first + rest
 
-    hosts = collections.Counter()
     allocations = []
 
     def lay(host, count):
         laid = packer.take(options[host], count)
         allocations.extend(laid)
-        if laid:
-            hosts[host] += len(laid)
         return len(laid)
+
+    hosts = _lay_out(request, order, busy, first, estimates, lay,
+                     lambda host, limit: packer.count(options[host], limit))
+    return Plan.on(forest, allocations, hosts)
+
+
+def place_indexed(index, request, start, end, max_candidates=None,
+                  avoid_hosts=()):
+    """Lay out request.amount slots from a capacity.slot_index.SlotIndex:
+
+    the Plan place() would make on the forest of [start, end), or
+    SlotsUnavailable; None where the index cannot tell (see
+    SlotIndex.counts) and place() must decide.
+    """
+    counts = index.counts(request, start, end, max_candidates, avoid_hosts)
+    if counts is None:
+        return None
+    # Only the root serves a slot, so a host's count is exact: laying
+    # slots on it needs no check beyond that count.
+    count, uuids, allocations = counts.count, index.uuids, []
+
+    def lay(host, wanted):
+        laid = min(int(count[host]), wanted)
+        allocations.extend({uuids[host]: dict(request.resources)}
+                           for _n in range(laid))
+        return laid
+
+    order = counts.order()
+    busy = set(np.flatnonzero(counts.busy).tolist())
+    laid = _lay_out(request, order, busy, (), count, lay,
+                    lambda host, limit: min(int(count[host]), limit))
+    hosts = {uuids[h]: n for h, n in laid.items()}
+    return Plan(allocations, hosts,
+                {uuids[h]: index.names[h] for h in laid},
+                {uuid: uuid for uuid in hosts})
+
+
+def _lay_out(request, order, busy, first, estimates, lay, could):
+    """{host: slots laid} of request.amount slots over hosts in order, by
+
+    its affinity, or SlotsUnavailable. lay(host, n) lays up to n slots on
+    a host and says how many; could(host, n) says how many it would.
+    """
+    hosts = collections.Counter()
+
+    def lay_on(host, count):
+        laid = lay(host, count)
+        if laid:
+            hosts[host] += laid
+        return laid
 
     wanted = request.amount
     if request.affinity is True:
         for host in order:
-            if estimates[host] >= wanted and packer.count(
-                    options[host], wanted) == wanted:
-                lay(host, wanted)
+            if estimates[host] >= wanted and could(host, wanted) == wanted:
+                lay_on(host, wanted)
                 break
         else:
-            best = max((packer.count(options[h], wanted) for h in order),
-                       default=0)
+            best = max((could(h, wanted) for h in order), default=0)
             raise SlotsUnavailable(
                 placed=best, requested=wanted,
                 constraint='affinity true: no single host takes them all')
     elif request.affinity is False:
         for host in order:
-            if len(allocations) == wanted:
+            if sum(hosts.values()) == wanted:
                 break
-            lay(host, 1)
-        if len(allocations) < wanted:
+            lay_on(host, 1)
+        if sum(hosts.values()) < wanted:
             raise SlotsUnavailable(
-                placed=len(allocations), requested=wanted,
+                placed=sum(hosts.values()), requested=wanted,
                 constraint='affinity false: each on a different host')
     else:
-        _pack(order, busy, first, estimates, wanted, lay)
-        if len(allocations) < wanted:
-            raise SlotsUnavailable(placed=len(allocations),
+        _pack(order, busy, first, estimates, wanted, lay_on)
+        if sum(hosts.values()) < wanted:
+            raise SlotsUnavailable(placed=sum(hosts.values()),
                                    requested=wanted,
                                    constraint='affinity none')
-    return Plan(allocations, dict(hosts))
+    return hosts
 
 
 def _pack(order, busy, first, estimates, wanted, lay):

@@ -13,7 +13,7 @@
 #    under the License.
 """A read-only snapshot of provider trees with usage for one window.
 
-The ledger builds it (db.api.load_forest) and the allocation-candidates
+The ledger builds it (db.snapshots.load_forest) and the allocation-candidates
 engine reads it; neither this module nor the engine does any I/O.
 
 Snapshots share what has not changed: the ledger hands the same Provider

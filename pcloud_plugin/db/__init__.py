@@ -13,7 +13,8 @@
 #    under the License.
 
 """The ledger database (oslo.db): models, the claims API with its
-generation compare-and-swap, reservation tables, migrations and the
-Placement mirror. Imports capacity and conf of ours, never nova or
-blazar.
+generation compare-and-swap (api), what is kept of each provider between
+reads (provider_cache), the snapshots the engines answer from
+(snapshots), reservation tables, migrations and the Placement mirror.
+Imports capacity and conf of ours, never nova or blazar.
 """

@@ -19,17 +19,17 @@ generations, check, write, then ``UPDATE ... SET generation = g + 1 WHERE
 generation = g`` for each provider touched. A zero row count means a
 concurrent writer got there first: the transaction rolls back and the whole
 read-check-write is retried, up to ``[ledger] claim_retries`` times. No
-SELECT ... FOR UPDATE, so it is safe on Galera multi-writer.
+SELECT ... FOR UPDATE, so it is safe on Galera multi-writer. What is
+kept of providers between reads is db.provider_cache's; the snapshots
+built from it for the engines, db.snapshots'.
 """
 
 import collections
-import dataclasses
 import functools
 import random
 import re
+import sqlite3
 import time
-import types
-import weakref
 
 import os_resource_classes
 import os_traits
@@ -40,11 +40,11 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import conf
 from pcloud_plugin.db import models
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ _RP_TRAIT = models.ResourceProviderTrait.__table__
 _RP_AGG = models.ResourceProviderAggregate.__table__
 _ALLOC = models.Allocation.__table__
 _CONSUMER = models.Consumer.__table__
+
 
 main_context_manager = enginefacade.transaction_context()
 _configured = False
@@ -94,14 +95,20 @@ def _must_retry(exc):
     what it read: a deadlock (InnoDB, also Galera's certification failure,
     which MySQL drivers report as one) or PostgreSQL's serialization
     failure under REPEATABLE READ and SERIALIZABLE, which oslo.db leaves
-    as SQLAlchemy's error. Run whole again, it reads the new state.
+    as SQLAlchemy's error; on SQLite (the sandbox, tests), "database is
+    locked": a transaction that read cannot write once another has
+    committed since (SQLite fails it at once, without waiting). Run whole
+    again, it reads the new state.
     """
     while exc is not None:
         if isinstance(exc, db_exc.DBDeadlock):
             return True
         inner = getattr(exc, 'inner_exception', exc)
-        if getattr(getattr(inner, 'orig', inner), 'pgcode', None) in (
-                '40001', '40P01'):
+        orig = getattr(inner, 'orig', inner)
+        if getattr(orig, 'pgcode', None) in ('40001', '40P01'):
+            return True
+        if (isinstance(orig, sqlite3.OperationalError)
+                and 'database is locked' in str(orig)):
             return True
         # InnoDB rolls the whole transaction back on a deadlock: leaving
         # a savepoint then fails too, with the deadlock as its context.
@@ -143,7 +150,7 @@ def reader(context):
     return main_context_manager.reader.using(context)
 
 
-def _reader(fn):
+def reading(fn):
     @retry_on_deadlock  # a reader is a deadlock victim under SERIALIZABLE
     @functools.wraps(fn)
     def wrapper(context, *args, **kwargs):
@@ -188,19 +195,41 @@ def writer_with_cas_retry(fn):
     return wrapper
 
 
-# session.info key: this transaction has bumped provider generations and
-# not committed yet (see _ProviderCache).
-_UNCOMMITTED = 'pcloud_uncommitted_generations'
-
-
 def _bump_generation(session, table, row_id, generation, what):
-    session.info[_UNCOMMITTED] = True
+    session.info[provider_cache.UNCOMMITTED] = True
     result = session.execute(
         table.update()
         .where(table.c.id == row_id, table.c.generation == generation)
         .values(generation=generation + 1))
     if result.rowcount != 1:
         raise _GenerationConflict(what)
+
+
+def _bump_provider_generations(session, providers):
+    """Compare-and-swap the generations of providers (rows read before
+
+    anything was checked) in one statement: all of them, or a conflict
+    naming those a concurrent writer moved. In id order, as the database
+    walks the primary key, so two writers never wait on each other in
+    turn.
+    """
+    if not providers:
+        return
+    session.info[provider_cache.UNCOMMITTED] = True
+    read = {p['id']: p for p in providers}
+    result = session.execute(
+        _RP.update()
+        .where(_RP.c.id.in_(sorted(read)),
+               _RP.c.generation == sa.case(
+                   {rp_id: p['generation'] for rp_id, p in read.items()},
+                   value=_RP.c.id))
+        .values(generation=_RP.c.generation + 1))
+    if result.rowcount != len(read):
+        moved = [read[rp_id]['uuid'] for rp_id, generation in session.execute(
+            sa.select(_RP.c.id, _RP.c.generation).where(
+                _RP.c.id.in_(sorted(read))))
+            if generation != read[rp_id]['generation']]
+        raise _GenerationConflict(', '.join(sorted(moved)) or 'providers')
 
 
 # --- names -----------------------------------------------------------------
@@ -268,6 +297,16 @@ def _provider_row(session, uuid):
     return row
 
 
+def _provider_rows(session, uuids):
+    """{uuid: row} of providers, in the order of uuids, read at once."""
+    rows = {row['uuid']: row for row in session.execute(
+        sa.select(_RP).where(_RP.c.uuid.in_(sorted(uuids)))).mappings()}
+    for uuid in uuids:
+        if uuid not in rows:
+            raise exception.ResourceProviderNotFound(provider=uuid)
+    return {uuid: rows[uuid] for uuid in uuids}
+
+
 def _provider_dict(session, row):
     uuids = _uuids_by_id(session, {row['root_provider_id'],
                                    row['parent_provider_id']} - {None})
@@ -312,14 +351,14 @@ def create_provider(context, uuid, name, parent_uuid=None, can_host=False):
         return _provider_dict(session, _provider_row(session, uuid))
 
 
-@_reader
+@reading
 def provider_uuid_named(session, name):
     """The uuid of the provider named ``name``, or None."""
     return session.execute(sa.select(_RP.c.uuid).where(
         _RP.c.name == name)).scalar()
 
 
-@_reader
+@reading
 def provider_name(session, uuid):
     """The name of the provider ``uuid``, or None if there is none."""
     return session.execute(sa.select(_RP.c.name).where(
@@ -330,12 +369,12 @@ def provider_exists(context, uuid):
     return provider_name(context, uuid) is not None
 
 
-@_reader
+@reading
 def get_provider(session, uuid):
     return _provider_dict(session, _provider_row(session, uuid))
 
 
-@_reader
+@reading
 def list_providers(session):
     rows = session.execute(sa.select(_RP).order_by(_RP.c.id)).mappings()
     rows = list(rows)
@@ -380,7 +419,7 @@ def delete_provider(session, uuid):
     session.execute(_RP.delete().where(_RP.c.id == row['id']))
     # A provider made again may get this id back (SQLite reuses the
     # highest) and reach the same generation.
-    _provider_cache.forget(session, row['id'])
+    provider_cache.CACHE.forget(session, row['id'])
 
 
 @retry_on_deadlock
@@ -390,7 +429,7 @@ def rename_provider(context, uuid, name):
         row = _provider_row(session, uuid)
         # A new generation, as in Placement: and load_forest's
         # fingerprint must see the change.
-        session.info[_UNCOMMITTED] = True
+        session.info[provider_cache.UNCOMMITTED] = True
         try:
             session.execute(_RP.update().where(_RP.c.id == row['id'])
                             .values(name=name,
@@ -429,22 +468,14 @@ def set_parent(session, uuid, parent_uuid):
 
 # --- inventories, traits, aggregates ---------------------------------------
 
-def _inventory_of(row):
-    return inv_mod.Inventory(
-        total=row['total'], reserved=row['reserved'],
-        min_unit=row['min_unit'], max_unit=row['max_unit'],
-        step_size=row['step_size'],
-        allocation_ratio=row['allocation_ratio'])
-
-
-@_reader
+@reading
 def get_inventories(session, uuid):
     row = _provider_row(session, uuid)
     rows = session.execute(
         sa.select(_INV, _RC.c.name).join(
             _RC, _RC.c.id == _INV.c.resource_class_id).where(
             _INV.c.resource_provider_id == row['id'])).mappings()
-    return {r['name']: _inventory_of(r) for r in rows}
+    return {r['name']: provider_cache.inventory_of(r) for r in rows}
 
 
 @writer_with_cas_retry
@@ -494,7 +525,7 @@ def set_inventories(session, uuid, inventories, generation=None):
     _bump_generation(session, _RP, row['id'], row['generation'], uuid)
 
 
-@_reader
+@reading
 def get_traits(session, uuid):
     row = _provider_row(session, uuid)
     return set(session.execute(
@@ -517,7 +548,7 @@ def set_traits(session, uuid, traits):
     _bump_generation(session, _RP, row['id'], row['generation'], uuid)
 
 
-@_reader
+@reading
 def get_aggregates(session, uuid):
     row = _provider_row(session, uuid)
     return set(session.execute(
@@ -610,65 +641,86 @@ def write_claims(session, consumer_id, window, rows, providers, held=()):
     for provider in list(held) + list(providers):
         # The first read of a provider is the one before every check.
         swapped.setdefault(provider['id'], provider)
-    # Always in id order, so two writers never wait on each other in turn.
-    for provider in sorted(swapped.values(), key=lambda p: p['id']):
-        _bump_generation(session, _RP, provider['id'],
-                         provider['generation'], provider['uuid'])
+    _bump_provider_generations(session, list(swapped.values()))
 
 
-def _checked_rows(session, consumer_id, window, amounts):
+def _checked_rows(session, consumer_id, window, amounts, new=False):
     """(allocation rows, provider rows) for ``amounts`` in ``window``.
 
     Raises if they do not fit beside every other consumer's claims. The
     generations are read before the claims, so that anything committed
-    after the read makes the swap fail.
+    after the read makes the swap fail. For a new consumer (``new``: it
+    holds nothing to leave out), what this process keeps of providers at
+    the generations just read is what the database holds, and is used
+    instead of reading their inventories and claims again.
     """
-    providers = {}
-    for uuid in amounts:
-        providers[uuid] = _provider_row(session, uuid)
+    providers = _provider_rows(session, amounts)
     class_ids = _class_ids(session, amounts)
-    rp_ids = [p['id'] for p in providers.values()]
-    inventories = {
-        (r['resource_provider_id'], r['resource_class_id']): _inventory_of(r)
-        for r in session.execute(sa.select(_INV).where(
-            _INV.c.resource_provider_id.in_(rp_ids),
-            _INV.c.resource_class_id.in_(class_ids.values()))).mappings()}
+    kept = new and provider_cache.CACHE.current(session, providers.values())
+    if kept:
+        inventories = {(uuid, rc): inv for uuid, about in kept.items()
+                       for rc, inv in about.inventories.items()}
+
+        def peak(uuid, rc):
+            steps = kept[uuid].usage.get(rc)
+            return ((0, None) if steps is None
+                    else steps.peak(window.start, window.stored_end))
+    else:
+        inventories, peak = _read_for_check(session, consumer_id, window,
+                                            providers, class_ids)
     for uuid, resources in amounts.items():
         for rc, amount in resources.items():
-            key = (providers[uuid]['id'], class_ids[rc])
-            if key not in inventories:
+            if (uuid, rc) not in inventories:
                 raise exception.InventoryNotFound(
                     provider=uuid, resource_class=rc)
-            inventories[key].check_amount(uuid, rc, amount)
-
-    existing = collections.defaultdict(list)
-    for rp_id, rc_id, start, end, used in session.execute(
-            sa.select(_ALLOC.c.resource_provider_id,
-                      _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
-                      _ALLOC.c.end_time, _ALLOC.c.used)
-            .where(_ALLOC.c.resource_provider_id.in_(rp_ids),
-                   _ALLOC.c.resource_class_id.in_(class_ids.values()),
-                   _ALLOC.c.end_time > window.start,
-                   _ALLOC.c.start_time < window.stored_end,
-                   _ALLOC.c.consumer_id != consumer_id)):
-        existing[rp_id, rc_id].append((start, end, used))
+            inventories[uuid, rc].check_amount(uuid, rc, amount)
 
     rows = []
     for uuid, resources in amounts.items():
         for rc, amount in resources.items():
-            key = (providers[uuid]['id'], class_ids[rc])
-            capacity = inventories[key].capacity
-            used, at = window_mod.max_in_sweep(
-                existing[key], window.start, window.stored_end)
+            capacity = inventories[uuid, rc].capacity
+            used, at = peak(uuid, rc)
             if used + amount > capacity:
                 raise exception.CapacityExceeded(
                     provider=uuid, resource_class=rc,
                     at=(at or window.start).isoformat(), window=window,
                     requested=amount, used=used, capacity=capacity,
                     short=used + amount - capacity)
-            rows.append(dict(resource_provider_id=key[0],
-                             resource_class_id=key[1], used=amount))
+            rows.append(dict(resource_provider_id=providers[uuid]['id'],
+                             resource_class_id=class_ids[rc], used=amount))
     return rows, list(providers.values())
+
+
+def _read_for_check(session, consumer_id, window, providers, class_ids):
+    """({(uuid, class): Inventory}, peak(uuid, class)) of providers for
+
+    the classes asked, from the database: the peak of every other
+    consumer's claims in window.
+    """
+    uuid_of = {p['id']: uuid for uuid, p in providers.items()}
+    class_of = {rc_id: rc for rc, rc_id in class_ids.items()}
+    inventories = {
+        (uuid_of[r['resource_provider_id']],
+         class_of[r['resource_class_id']]): provider_cache.inventory_of(r)
+        for r in session.execute(sa.select(_INV).where(
+            _INV.c.resource_provider_id.in_(uuid_of),
+            _INV.c.resource_class_id.in_(class_of))).mappings()}
+    existing = collections.defaultdict(list)
+    for rp_id, rc_id, start, end, used in session.execute(
+            sa.select(_ALLOC.c.resource_provider_id,
+                      _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
+                      _ALLOC.c.end_time, _ALLOC.c.used)
+            .where(_ALLOC.c.resource_provider_id.in_(uuid_of),
+                   _ALLOC.c.resource_class_id.in_(class_of),
+                   _ALLOC.c.end_time > window.start,
+                   _ALLOC.c.start_time < window.stored_end,
+                   _ALLOC.c.consumer_id != consumer_id)):
+        existing[uuid_of[rp_id], class_of[rc_id]].append((start, end, used))
+
+    def peak(uuid, rc):
+        return window_mod.max_in_sweep(existing[uuid, rc], window.start,
+                                       window.stored_end)
+    return inventories, peak
 
 
 def _window(start, end):
@@ -686,8 +738,14 @@ def claim(session, consumer_id, amounts, start=None, end=None):
     window = _window(start, end)
     _validate_amounts(amounts)
     take_consumer(session, consumer_id, window)
-    rows, providers = _checked_rows(session, consumer_id, window, amounts)
+    rows, providers = _checked_rows(session, consumer_id, window, amounts,
+                                    new=True)
     write_claims(session, consumer_id, window, rows, providers)
+    # Once committed, this process knows what the providers hold at their
+    # new generation without reading them again (see provider_cache).
+    sa.event.listen(session, 'after_commit', functools.partial(
+        provider_cache.CACHE.claimed, session.connection().engine, providers,
+        amounts, window), once=True)
     return window
 
 
@@ -730,8 +788,8 @@ def _amounts_of(session, consumer_id):
 def drop_claims(session, consumer_id):
     """Delete a consumer's claims and bump the generation of every
 
-    provider they were on, so that what _ProviderCache keeps of them is
-    read again. The bump is no compare-and-swap: freeing capacity cannot
+    provider they were on, so that what provider_cache keeps of them is read
+    again. The bump is no compare-and-swap: freeing capacity cannot
     overcommit, whatever was written meanwhile (a claim that read the old
     generation just retries).
     """
@@ -740,22 +798,25 @@ def drop_claims(session, consumer_id):
         .where(_ALLOC.c.consumer_id == consumer_id)).scalars())
     # Delete only rows that exist: see replace_rows.
     if rp_ids:
-        session.info[_UNCOMMITTED] = True
+        session.info[provider_cache.UNCOMMITTED] = True
         session.execute(_ALLOC.delete().where(
             _ALLOC.c.consumer_id == consumer_id))
         session.execute(_RP.update().where(_RP.c.id.in_(rp_ids)).values(
             generation=_RP.c.generation + 1))
 
 
-@retry_on_deadlock
-def release(context, consumer_id):
-    """Drop every claim of a consumer; True if it held any."""
-    configure()
-    with main_context_manager.writer.using(context) as session:
-        drop_claims(session, consumer_id)
-        result = session.execute(_CONSUMER.delete().where(
-            _CONSUMER.c.uuid == consumer_id))
-        return result.rowcount > 0
+@writer_with_cas_retry
+def release(session, consumer_id):
+    """Drop every claim of a consumer; True if it held any.
+
+    Retried as claims are ([ledger] claim_retries): under SERIALIZABLE on
+    InnoDB its read of the consumer's providers deadlocks with racing
+    claims often enough to outlast a fixed handful of retries.
+    """
+    drop_claims(session, consumer_id)
+    result = session.execute(_CONSUMER.delete().where(
+        _CONSUMER.c.uuid == consumer_id))
+    return result.rowcount > 0
 
 
 # The consumer prefix of usage recorded with record_usage (instances
@@ -789,7 +850,7 @@ def record_usage(session, consumer_id, amounts):
         return False
     window = _window(None, None)
     held = take_consumer(session, consumer_id, window, replace=True)
-    providers = [_provider_row(session, uuid) for uuid in amounts]
+    providers = list(_provider_rows(session, amounts).values())
     class_ids = _class_ids(session, amounts)
     by_uuid = {p['uuid']: p['id'] for p in providers}
     rows = [dict(resource_provider_id=by_uuid[uuid],
@@ -799,13 +860,13 @@ def record_usage(session, consumer_id, amounts):
     return True
 
 
-@_reader
+@reading
 def list_consumers(session):
     """The ids of every consumer holding claims."""
     return list(session.execute(sa.select(_CONSUMER.c.uuid)).scalars())
 
 
-@_reader
+@reading
 def get_claims(session, consumer_id):
     """{'start', 'end', 'amounts'} of a consumer, or None."""
     consumer = _consumer_row(session, consumer_id)
@@ -818,319 +879,10 @@ def get_claims(session, consumer_id):
             'amounts': _amounts_of(session, consumer_id)}
 
 
-@_reader
+@reading
 def get_usage(session, uuid, start=None, end=None):
     """{class: peak usage} of one provider during [start, end)."""
     window = _window(start, end)
     row = _provider_row(session, uuid)
-    return _provider_cache.get(session, [
+    return provider_cache.CACHE.get(session, [
         (row['id'], row['uuid'], row['generation'])])[row['id']].peaks(window)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Details:
-    """What a snapshot needs of a provider beside its row."""
-
-    inventories: types.MappingProxyType   # class name -> Inventory
-    traits: frozenset
-    aggregates: frozenset
-    usage: types.MappingProxyType   # class name -> UsageSteps, all time
-
-    @functools.cached_property
-    def claims_end(self):
-        """When every claim on the provider has ended; None if none."""
-        return max((steps.ends for steps in self.usage.values()),
-                   default=None)
-
-    def peaks(self, window):
-        """{class name: peak usage during window}, classes used only."""
-        # Claims all ended by the window's start use nothing in it.
-        if self.claims_end is None or self.claims_end <= window.start:
-            return {}
-        peaks = {}
-        for rc, steps in self.usage.items():
-            peak = steps.peak(window.start, window.stored_end)[0]
-            if peak:
-                peaks[rc] = peak
-        return peaks
-
-
-class _ProviderCache:
-    """Each provider's _Details, kept between reads.
-
-    An entry is keyed by the provider's uuid and generation. Every write
-    to a provider's inventories, traits, aggregates or claims bumps its
-    generation in the same transaction (by compare-and-swap, and for a
-    release or move in drop_claims), so an entry whose key matches the
-    row just read holds what the database holds, whichever process wrote
-    it; only providers whose generation moved are read again. Beside
-    them, the last snapshot load_forest built (see _Snapshot). Kept per
-    engine, so tests and tools with several databases never mix them up.
-    """
-
-    # Above this many stale providers one scan beats a long IN list.
-    _SCAN_ALL = 500
-
-    def __init__(self):
-        self._by_engine = weakref.WeakKeyDictionary()
-        # engine -> the _Snapshot load_forest last built
-        self._snapshots = weakref.WeakKeyDictionary()
-
-    def get(self, session, providers, complete=False):
-        """{provider id: _Details} for providers given as rows that start
-
-        with (id, uuid, generation); ``complete`` says they are all there
-        are, so entries of any other are dropped.
-        """
-        entries = self._by_engine.setdefault(
-            session.connection().engine, {})
-        keys = {row[0]: (row[1], row[2]) for row in providers}
-        details, stale = {}, []
-        for rp_id, key in keys.items():
-            entry = entries.get(rp_id)
-            if entry is not None and entry[0] == key:
-                details[rp_id] = entry[1]
-            else:
-                stale.append(rp_id)
-        kept = True
-        if stale:
-            details.update(self._read(session, stale))
-            # Read inside a write that has bumped generations, it may be
-            # rolled back: keep nothing keyed by a generation that may
-            # never be committed.
-            kept = not session.info.get(_UNCOMMITTED)
-            if kept:
-                for rp_id in stale:
-                    entries[rp_id] = (keys[rp_id], details[rp_id])
-        # Once every provider given has an entry, equal sizes mean there
-        # is no other to drop.
-        if complete and (not kept or len(entries) > len(keys)):
-            for rp_id in set(entries) - set(keys):
-                entries.pop(rp_id, None)
-        return details
-
-    def forget(self, session, rp_id):
-        """Drop a provider's entry (its row is being deleted)."""
-        engine = session.connection().engine
-        entries = self._by_engine.get(engine)
-        if entries:
-            entries.pop(rp_id, None)
-        self._snapshots.pop(engine, None)
-
-    def last_snapshot(self, session):
-        return self._snapshots.get(session.connection().engine)
-
-    def keep_snapshot(self, session, snapshot):
-        # Not from inside a write that may be rolled back (see get).
-        if not session.info.get(_UNCOMMITTED):
-            self._snapshots[session.connection().engine] = snapshot
-
-    def _read(self, session, rp_ids):
-        def of(query, column):
-            if len(rp_ids) <= self._SCAN_ALL:
-                query = query.where(column.in_(rp_ids))
-            return session.execute(query)
-
-        inventories = collections.defaultdict(dict)
-        for row in of(sa.select(_INV, _RC.c.name).join(
-                _RC, _RC.c.id == _INV.c.resource_class_id),
-                _INV.c.resource_provider_id).mappings():
-            inventories[row['resource_provider_id']][row['name']] = \
-                _inventory_of(row)
-        traits = collections.defaultdict(set)
-        for rp_id, name in of(
-                sa.select(_RP_TRAIT.c.resource_provider_id, _TRAIT.c.name)
-                .join(_TRAIT, _TRAIT.c.id == _RP_TRAIT.c.trait_id),
-                _RP_TRAIT.c.resource_provider_id):
-            traits[rp_id].add(name)
-        aggregates = collections.defaultdict(set)
-        for rp_id, agg in of(
-                sa.select(_RP_AGG.c.resource_provider_id,
-                          _RP_AGG.c.aggregate_uuid),
-                _RP_AGG.c.resource_provider_id):
-            aggregates[rp_id].add(agg)
-        claims = collections.defaultdict(list)
-        for rp_id, rc, start, end, used in of(
-                sa.select(_ALLOC.c.resource_provider_id, _RC.c.name,
-                          _ALLOC.c.start_time, _ALLOC.c.end_time,
-                          _ALLOC.c.used)
-                .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id),
-                _ALLOC.c.resource_provider_id):
-            claims[rp_id, rc].append((start, end, used))
-        usage = collections.defaultdict(dict)
-        for (rp_id, rc), rc_claims in claims.items():
-            usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)
-        # Every snapshot shares these: read-only, so none can change them.
-        return {rp_id: _Details(
-            inventories=types.MappingProxyType(inventories.get(rp_id, {})),
-            traits=frozenset(traits.get(rp_id, ())),
-            aggregates=frozenset(aggregates.get(rp_id, ())),
-            usage=types.MappingProxyType(usage.get(rp_id, {})))
-            for rp_id in rp_ids}
-
-
-_provider_cache = _ProviderCache()
-
-
-@dataclasses.dataclass(frozen=True)
-class _Snapshot:
-    """What load_forest last built, for the next one to reuse."""
-
-    fingerprint: tuple
-    providers: dict     # provider id -> Provider
-    forest: forest_mod.ProviderForest
-    # (claims_end, provider id, _Details) of each provider with claims,
-    # latest end first; and {provider id: _Details} of those with usage in
-    # the forest: the only ones whose usage another window can change.
-    claimed: list
-    used: dict
-
-
-# Whether anything was written since a snapshot. Every write to a provider
-# or to what hangs off it bumps the provider's generation (sum); a deleted
-# provider lowers the count unless a new one takes its place, and a new
-# one has a higher id or, where SQLite gives the highest id again, a later
-# created_at.
-_FINGERPRINT = sa.select(
-    sa.func.count(), sa.func.sum(_RP.c.generation), sa.func.max(_RP.c.id),
-    sa.func.max(_RP.c.created_at))
-
-
-# A provider's row as load_forest reads it, by position.
-_ROWS = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation, _RP.c.name,
-                  _RP.c.parent_provider_id, _RP.c.root_provider_id)
-
-
-@_reader
-def load_forest(session, start=None, end=None):
-    """Every provider tree, with each provider's peak usage in the window:
-
-    the snapshot the allocation-candidates engine answers from. What has
-    not changed since the last load is the same objects: the forest itself
-    if nothing was written, else each provider whose row, details and
-    usage are the same; so what the engine derives from them is kept (see
-    capacity.forest).
-    """
-    window = _window(start, end)
-    # Read before the rows: a write committed in between (READ COMMITTED)
-    # then makes the next fingerprint differ, never the other way round.
-    fingerprint = tuple(session.execute(_FINGERPRINT).one())
-    last = _provider_cache.last_snapshot(session)
-    kept, claimed, used = {}, [], {}
-    if last is None or not _same_providers(last.fingerprint, fingerprint):
-        order = rows = session.execute(_ROWS).all()
-        details = _provider_cache.get(session, rows, complete=True)
-    elif last.fingerprint == fingerprint:
-        changed, _ = _usage_changes(last, window)
-        if not changed:
-            return last.forest
-        return last.forest.replaced(changed.values())
-    else:
-        # Only generations moved: read again the providers they moved on.
-        order, rows, kept = _written_since(session, last)
-        details = _provider_cache.get(session, rows)
-        changed, checked = _usage_changes(last, window, kept)
-        kept.update(changed)
-        claimed = [entry for entry in last.claimed if entry[1] in kept]
-        used = {rp_id: about for rp_id, about in checked.items()
-                if rp_id in kept and kept[rp_id].usage}
-    before = {} if last is None else last.providers
-    uuids = {row[0]: row[1] for row in rows}
-
-    def uuid_of(rp_id):
-        return uuids[rp_id] if rp_id in uuids else kept[rp_id].uuid
-
-    built = {}
-    for rp_id, uuid, generation, name, parent_id, root_id in rows:
-        about = details[rp_id]
-        usage = {}
-        if about.usage:
-            claimed.append((about.claims_end, rp_id, about))
-            usage = about.peaks(window)
-            if usage:
-                used[rp_id] = about
-        parent = None if parent_id is None else uuid_of(parent_id)
-        root = uuid_of(root_id)
-        p = before.get(rp_id)
-        if (p is None or p.uuid != uuid or p.generation != generation
-                or p.inventories is not about.inventories
-                or p.traits is not about.traits
-                or p.aggregates is not about.aggregates
-                or p.name != name or p.parent_uuid != parent
-                or p.root_uuid != root or p.usage != usage):
-            p = forest_mod.Provider(
-                uuid=uuid, name=name, generation=generation,
-                parent_uuid=parent, root_uuid=root,
-                inventories=about.inventories, usage=usage,
-                traits=about.traits, aggregates=about.aggregates)
-        built[rp_id] = p
-    # In the database's order, so that a forest built bit by bit lists
-    # providers as one read whole would.
-    providers = {row[0]: kept.get(row[0]) or built[row[0]] for row in order}
-    forest = forest_mod.ProviderForest(providers.values())
-    claimed.sort(reverse=True)
-    _provider_cache.keep_snapshot(session, _Snapshot(
-        fingerprint, providers, forest, claimed, used))
-    return forest
-
-
-def _same_providers(fingerprint, other):
-    """Whether no provider was made or deleted between two fingerprints
-
-    (only generations may have moved).
-    """
-    count, _, highest_id, latest = fingerprint
-    return (count, highest_id, latest) == (other[0], other[2], other[3])
-
-
-def _written_since(session, last):
-    """(every provider's (id, generation) row, the full rows of those
-
-    written since the last snapshot, {id: Provider} of the others), when
-    none was made or deleted since. Every write to a provider's row (name,
-    parent, root) or to what hangs off it bumps its generation, so an
-    equal one means an equal provider but for the window's usage.
-    """
-    before = last.providers
-    order = session.execute(sa.select(_RP.c.id, _RP.c.generation)).all()
-    kept, stale = {}, []
-    for rp_id, generation in order:
-        # (Under READ COMMITTED, one made since the fingerprint may show.)
-        p = before.get(rp_id)
-        if p is not None and p.generation == generation:
-            kept[rp_id] = p
-        else:
-            stale.append(rp_id)
-    if len(stale) > _ProviderCache._SCAN_ALL:
-        rows = [row for row in session.execute(_ROWS).all()
-                if row[0] not in kept]
-    elif stale:
-        rows = session.execute(_ROWS.where(_RP.c.id.in_(stale))).all()
-    else:
-        rows = []
-    return order, rows, kept
-
-
-def _usage_changes(snapshot, window, only=None):
-    """({id: Provider with its usage for window} of the snapshot's
-
-    providers (of ``only`` if given) whose usage differs in window, and
-    {id: _Details} of those looked at).
-    """
-    # A provider whose claims have all ended by the window's start uses
-    # nothing in it: if it used nothing in the snapshot's window either,
-    # it is as it was.
-    check = dict(snapshot.used)
-    for claims_end, rp_id, about in snapshot.claimed:
-        if claims_end <= window.start:
-            break
-        check[rp_id] = about
-    changed = {}
-    for rp_id, about in check.items():
-        if only is not None and rp_id not in only:
-            continue
-        p = snapshot.providers[rp_id]
-        usage = about.peaks(window)
-        if usage != p.usage:
-            changed[rp_id] = dataclasses.replace(p, usage=usage)
-    return changed, check

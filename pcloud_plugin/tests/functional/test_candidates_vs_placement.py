@@ -59,6 +59,7 @@ from pcloud_plugin.capacity import candidates
 from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base as test_base
 from pcloud_plugin.tests.functional import placement_fixture
@@ -431,7 +432,7 @@ class TestCandidatesVsPlacement(test_base.LedgerTestCase):
     def load_ours(self, spec):
         """The spec in our ledger, read back as the forest at now."""
         load_ledger(self.context, spec)
-        return db_api.load_forest(self.context)
+        return db_snapshots.load_forest(self.context)
 
     def ask_placement(self, query):
         resp = self.api.get('/allocation_candidates?' + query)

@@ -26,6 +26,7 @@ from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import placement_sync
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional import placement_service
 
@@ -71,7 +72,7 @@ class PlacementSyncTests(base.LedgerTestCase):
 
     def _assert_mirrored(self):
         theirs = placement_client.read_forest(placement_client.get_adapter())
-        ours = db_api.load_forest(self.context)
+        ours = db_snapshots.load_forest(self.context)
         self.assertEqual(set(theirs.providers), set(ours.providers))
         for uuid, their in theirs.providers.items():
             our = ours[uuid]

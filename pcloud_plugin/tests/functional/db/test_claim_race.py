@@ -33,6 +33,7 @@ from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 
 PROCESSES = 8
@@ -63,7 +64,7 @@ def _claimer(url, worker, results):
         end = T_MID + datetime.timedelta(hours=rng.randint(1, 48))
         consumer = 'w%d-%d' % (worker, attempt)
         while True:
-            forest = db_api.load_forest(context, start, end)
+            forest = db_snapshots.load_forest(context, start, end)
             free = [p.uuid for p in forest if p.free('VCPU') >= 1]
             if not free:
                 refused += 1
@@ -97,7 +98,7 @@ class ClaimRace(base.TestCase):
         # Warm this process's usage cache: it must see the other
         # processes' claims through the generations they bump.
         at_mid = (T_MID, T_MID + datetime.timedelta(minutes=1))
-        self.assertEqual({}, db_api.load_forest(
+        self.assertEqual({}, db_snapshots.load_forest(
             self.context, *at_mid)['race-00'].usage)
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
@@ -148,7 +149,7 @@ class ClaimRace(base.TestCase):
             {'race-%02d' % i: {'VCPU': VCPU_PER_PROVIDER,
                                'MEMORY_MB': K // PROVIDERS * MEMORY_PER_CLAIM}
              for i in range(PROVIDERS)},
-            {p.uuid: p.usage for p in db_api.load_forest(
+            {p.uuid: p.usage for p in db_snapshots.load_forest(
                 self.context, *at_mid)})
         print('%s race: %d processes, %d attempts, %d claims won in %.1fs: '
               '%.1f claims/s won, %.1f attempts/s, %d stale-snapshot '

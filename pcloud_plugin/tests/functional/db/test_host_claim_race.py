@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 
 WHOLE_PROCESSES = 3
@@ -64,7 +65,7 @@ def _racer(url, worker, whole, start_line, results):
         else:
             # Small claims go where no whole-host claim is, as far as
             # this read tells.
-            forest = db_api.load_forest(context, start, end)
+            forest = db_snapshots.load_forest(context, start, end)
             free = [r for r in roots
                     if forest[r + '-numa'].free('VCPU') >= 1
                     and forest[r].free('DISK_GB') == 100]

@@ -118,7 +118,7 @@ class PackingTests(base.BaseTestCase):
         self.assertEqual({'a': {'VCPU': 6, 'MEMORY_MB': 3072,
                                 'DISK_GB': 30}}, plan.amounts)
         self.assertEqual([{'host_uuid': 'a', 'host_name': 'a', 'slots': 3}],
-                         plan.slots(forest_mod.ProviderForest([host('a')])))
+                         plan.slots())
 
 
 class CapacityTests(base.BaseTestCase):

@@ -27,6 +27,27 @@ def hours(n):
 
 class UsageStepsTests(base.TestCase):
 
+    def test_plus_is_as_if_built_from_every_claim(self):
+        rng = random.Random(5)
+        for _n in range(200):
+            claims = [(hours(a), None if rng.random() < 0.1 else
+                       hours(a + rng.randint(1, 9)), rng.randint(1, 4))
+                      for a in (rng.randrange(20)
+                                for _c in range(rng.randint(0, 6)))]
+            cut = rng.randint(0, len(claims))
+            part = window.UsageSteps(claims[:cut])
+            if rng.random() < 0.5:
+                part.seconds()  # made before: carried along
+            grown = part.plus(claims[cut:])
+            whole = window.UsageSteps(claims)
+            self.assertEqual((whole.times, whole.levels, whole.top),
+                             (grown.times, grown.levels, grown.top))
+            self.assertEqual(whole.ends, grown.ends)
+            self.assertEqual(whole.seconds().tolist(),
+                             grown.seconds().tolist())
+            self.assertEqual(whole.levels_array().tolist(),
+                             grown.levels_array().tolist())
+
     def test_no_claims(self):
         self.assertEqual((0, None), window.UsageSteps([]).peak(
             hours(0), window.FOREVER))

@@ -20,12 +20,16 @@ runs the same tests on MariaDB and PostgreSQL).
 import datetime
 import functools
 import random
+import sqlite3
 
 import fixtures
+import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
 
@@ -93,11 +97,11 @@ class LedgerAPITests(base.LedgerTestCase):
         # SQLite gives the new row the deleted one's id, and the provider
         # reaches the same generation: only the deletion tells them apart.
         cn3 = self._provider('cn3', VCPU=Inventory(8))
-        self.assertEqual(8, db_api.load_forest(
+        self.assertEqual(8, db_snapshots.load_forest(
             self.context)[cn3].inventories['VCPU'].total)
         db_api.delete_provider(self.context, cn3)
         self._provider('cn3', VCPU=Inventory(4))
-        self.assertEqual(4, db_api.load_forest(
+        self.assertEqual(4, db_snapshots.load_forest(
             self.context)[cn3].inventories['VCPU'].total)
 
     def test_delete_provider_with_children_refused(self):
@@ -370,16 +374,16 @@ class LedgerAPITests(base.LedgerTestCase):
     # --- compare-and-swap -------------------------------------------------
 
     def _lose_races(self, times):
-        real = db_api._bump_generation
+        real = db_api._bump_provider_generations
         lost = []
 
-        def bump(session, table, row_id, generation, what):
+        def bump(session, providers):
             if len(lost) < times:
-                lost.append(what)
-                raise db_api._GenerationConflict(what)
-            return real(session, table, row_id, generation, what)
+                lost.append(providers)
+                raise db_api._GenerationConflict('cn1')
+            return real(session, providers)
         self.useFixture(fixtures.MonkeyPatch(
-            'pcloud_plugin.db.api._bump_generation', bump))
+            'pcloud_plugin.db.api._bump_provider_generations', bump))
         return lost
 
     def test_lost_race_is_retried(self):
@@ -399,6 +403,63 @@ class LedgerAPITests(base.LedgerTestCase):
 
     # --- the snapshot the candidates engine reads -------------------------
 
+    def test_a_claim_is_known_without_reading_its_providers(self):
+        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
+        db_snapshots.load_forest(self.context, hours(0), hours(1))
+        self._claim('b', {self.cn1: {'VCPU': 3}, self.cn2: {'VCPU': 1}},
+                    hours(1), hours(3))
+        reads = []
+        real = provider_cache.ProviderCache._read
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.provider_cache.ProviderCache._read',
+            lambda cache, session, ids: reads.append(ids) or real(
+                cache, session, ids)))
+        forest = db_snapshots.load_forest(self.context, hours(1), hours(2))
+        self.assertEqual([], reads)
+        self.assertEqual({'VCPU': 5}, forest[self.cn1].usage)
+        self.assertEqual({'VCPU': 1}, forest[self.cn2].usage)
+        # A claim that lost its race leaves nothing behind.
+        self._lose_races(100)
+        self.assertRaises(exception.ConcurrentUpdateDetected, self._claim,
+                          'c', {self.cn1: {'VCPU': 1}}, hours(1), hours(2))
+        forest = db_snapshots.load_forest(self.context, hours(1), hours(2))
+        self.assertEqual({'VCPU': 5}, forest[self.cn1].usage)
+
+    def test_a_claim_checked_from_what_is_kept_fits_as_one_read(self):
+        """Checked from what is kept, it fits when the database says so.
+
+        A new consumer's claim is checked from the kept providers when
+        they are current.
+        """
+        rng = random.Random(9)
+        checked_from_kept = []
+        real = provider_cache.ProviderCache.current
+
+        def current(cache, session, rows):
+            found = real(cache, session, rows)
+            checked_from_kept.append(found is not None)
+            return found
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.provider_cache.ProviderCache.current', current))
+        for n in range(150):
+            start = rng.randrange(30)
+            window = (hours(start), hours(start + rng.randint(1, 8)))
+            want = {self.cn1: rng.randint(1, 5), self.cn2: rng.randint(1, 5)}
+            # What this process keeps, current: read right before.
+            db_snapshots.load_forest(self.context, *window)
+            with fixtures.MonkeyPatch('pcloud_plugin.db.provider_cache.CACHE',
+                                      provider_cache.ProviderCache()):
+                used = {rp: db_api.get_usage(self.context, rp, *window).get(
+                    'VCPU', 0) for rp in want}
+            fits = all(used[rp] + n <= 8 for rp, n in want.items())
+            try:
+                self._claim('c%d' % n, {rp: {'VCPU': k}
+                                        for rp, k in want.items()}, *window)
+                self.assertTrue(fits, (n, used, want))
+            except exception.CapacityExceeded:
+                self.assertFalse(fits, (n, used, want))
+        self.assertEqual([True] * 150, checked_from_kept)
+
     def test_load_forest_usage_is_window_peak(self):
         numa = self._provider('numa0', parent=self.cn1,
                               MEMORY_MB=Inventory(1024))
@@ -407,16 +468,16 @@ class LedgerAPITests(base.LedgerTestCase):
         self._claim('a', {self.cn1: {'VCPU': 3}, numa: {'MEMORY_MB': 512}},
                     hours(0), hours(2))
         self._claim('b', {self.cn1: {'VCPU': 2}}, hours(1), hours(3))
-        forest = db_api.load_forest(self.context, hours(0), hours(1))
+        forest = db_snapshots.load_forest(self.context, hours(0), hours(1))
         self.assertEqual({'VCPU': 3}, forest[self.cn1].usage)
         self.assertEqual({'MEMORY_MB': 512}, forest[numa].usage)
         self.assertEqual(self.cn1, forest[numa].root_uuid)
         self.assertEqual(self.cn1, forest[numa].parent_uuid)
         self.assertEqual(frozenset(['HW_NUMA_ROOT']), forest[numa].traits)
         self.assertEqual(frozenset(['agg']), forest[self.cn1].aggregates)
-        self.assertEqual(5, db_api.load_forest(
+        self.assertEqual(5, db_snapshots.load_forest(
             self.context, hours(0), hours(3))[self.cn1].usage['VCPU'])
-        self.assertEqual({}, db_api.load_forest(
+        self.assertEqual({}, db_snapshots.load_forest(
             self.context, hours(3), hours(4))[self.cn1].usage)
         self.assertEqual(3, forest[self.cn1].free('VCPU') - 2)
 
@@ -428,20 +489,20 @@ class LedgerAPITests(base.LedgerTestCase):
             with db_api.writer(self.context):
                 # The claim joins this write and is never committed.
                 self._claim('a', {self.cn1: {'VCPU': 5}}, hours(0), hours(1))
-                db_api.load_forest(self.context, hours(0), hours(1))
+                db_snapshots.load_forest(self.context, hours(0), hours(1))
                 raise RolledBack()
         except RolledBack:
             pass
         # Takes the provider to the generation the rolled-back claim had.
         self._claim('b', {self.cn1: {'VCPU': 2}}, hours(0), hours(1))
-        self.assertEqual({'VCPU': 2}, db_api.load_forest(
+        self.assertEqual({'VCPU': 2}, db_snapshots.load_forest(
             self.context, hours(0), hours(1))[self.cn1].usage)
 
     def test_load_forest_reuses_what_did_not_change(self):
-        first = db_api.load_forest(self.context)
-        self.assertIs(first, db_api.load_forest(self.context))
+        first = db_snapshots.load_forest(self.context)
+        self.assertIs(first, db_snapshots.load_forest(self.context))
         self._claim('a', {self.cn1: {'VCPU': 2}})
-        second = db_api.load_forest(self.context)
+        second = db_snapshots.load_forest(self.context)
         self.assertIsNot(first, second)
         self.assertEqual({'VCPU': 2}, second[self.cn1].usage)
         self.assertIs(first[self.cn2], second[self.cn2])
@@ -449,11 +510,11 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual({}, first[self.cn1].usage)
 
     def test_rename_shows_in_the_next_load(self):
-        db_api.load_forest(self.context)
+        db_snapshots.load_forest(self.context)
         generation = db_api.get_provider(self.context, self.cn1)['generation']
         db_api.rename_provider(self.context, self.cn1, 'renamed')
         self.assertEqual(
-            'renamed', db_api.load_forest(self.context)[self.cn1].name)
+            'renamed', db_snapshots.load_forest(self.context)[self.cn1].name)
         self.assertEqual(generation + 1, db_api.get_provider(
             self.context, self.cn1)['generation'])
 
@@ -462,9 +523,9 @@ class LedgerAPITests(base.LedgerTestCase):
         # providers whose generation did, the moved subtree's included.
         child = self._provider('child')
         grandchild = self._provider('grandchild', parent=child)
-        db_api.load_forest(self.context)
+        db_snapshots.load_forest(self.context)
         db_api.set_parent(self.context, child, self.cn1)
-        forest = db_api.load_forest(self.context)
+        forest = db_snapshots.load_forest(self.context)
         self.assertEqual(self.cn1, forest[child].parent_uuid)
         self.assertEqual(self.cn1, forest[grandchild].root_uuid)
         tree = forest.tree_of(grandchild)
@@ -483,7 +544,7 @@ class LedgerAPITests(base.LedgerTestCase):
                 (hours(6), None, 0, 1),
                 (hours(-2), hours(-1), 0, 0),
                 (hours(0), hours(1), 3, 0)):
-            forest = db_api.load_forest(self.context, start, end)
+            forest = db_snapshots.load_forest(self.context, start, end)
             self.assertEqual(
                 (cn1, cn2),
                 (forest[self.cn1].usage.get('VCPU', 0),
@@ -495,11 +556,11 @@ class LedgerAPITests(base.LedgerTestCase):
         # the provider made there next gets the same id back on SQLite and
         # the same generation, so only its created_at tells.
         cn3 = self._provider('cn3', VCPU=Inventory(8))
-        db_api.load_forest(self.context)
-        with fixtures.MockPatchObject(db_api._provider_cache, 'forget'):
+        db_snapshots.load_forest(self.context)
+        with fixtures.MockPatchObject(provider_cache.CACHE, 'forget'):
             db_api.delete_provider(self.context, cn3)
         cn4 = self._provider('cn4', VCPU=Inventory(8))
-        forest = db_api.load_forest(self.context)
+        forest = db_snapshots.load_forest(self.context)
         self.assertNotIn(cn3, forest.providers)
         self.assertIn(cn4, forest.providers)
 
@@ -545,7 +606,7 @@ class LedgerAPITests(base.LedgerTestCase):
             for _ in range(2):
                 start = hours(rng.randrange(-2, 72))
                 end = start + datetime.timedelta(hours=rng.randint(1, 30))
-                forest = db_api.load_forest(self.context, start, end)
+                forest = db_snapshots.load_forest(self.context, start, end)
                 for rp in (self.cn1, self.cn2):
                     claims = [(c['start'], c['end'],
                                c['amounts'][rp]['VCPU'])
@@ -569,3 +630,60 @@ def _peak_by_hour(claims, start, end):
                              and (c_end is None or moment < c_end)))
         moment += datetime.timedelta(hours=1)
     return peak
+
+
+class SQLiteLockedTests(base.LedgerTestCase):
+    """A transaction that read and then cannot write because another
+
+    committed since (SQLite's "database is locked", at once) is run whole
+    again, as a deadlock is; other errors are not.
+    """
+
+    def _stale_write(self, path):
+        """A real "database is locked": a transaction reads, another
+
+        connection commits, the first then writes; raised as SQLAlchemy
+        raises what the driver said.
+        """
+        first = sqlite3.connect(path, isolation_level=None)
+        other = sqlite3.connect(path, isolation_level=None)
+        self.addCleanup(first.close)
+        self.addCleanup(other.close)
+        first.execute('PRAGMA journal_mode=WAL')
+        first.execute('CREATE TABLE IF NOT EXISTS t (n INTEGER)')
+        first.execute('BEGIN')
+        first.execute('SELECT count(*) FROM t').fetchall()
+        other.execute('INSERT INTO t VALUES (1)')
+        try:
+            first.execute('INSERT INTO t VALUES (2)')
+        except sqlite3.OperationalError as e:
+            first.execute('ROLLBACK')
+            raise sa.exc.OperationalError('INSERT INTO t', {}, e)
+        self.fail('SQLite let a stale transaction write')
+
+    def test_database_is_locked_is_run_again(self):
+        path = self.useFixture(fixtures.TempDir()).join('locked.db')
+        calls = []
+
+        @db_api.retry_on_deadlock
+        def write():
+            calls.append(1)
+            if len(calls) == 1:
+                self._stale_write(path)
+            return 'written'
+
+        self.assertEqual('written', write())
+        self.assertEqual(2, len(calls))
+
+    def test_other_sqlite_errors_are_not(self):
+        calls = []
+
+        @db_api.retry_on_deadlock
+        def write():
+            calls.append(1)
+            engine = sa.create_engine('sqlite://')
+            with engine.connect() as conn:
+                conn.exec_driver_sql('SELECT * FROM nowhere')
+
+        self.assertRaises(sa.exc.OperationalError, write)
+        self.assertEqual(1, len(calls))

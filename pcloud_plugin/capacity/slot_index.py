@@ -1,0 +1,336 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""How many slots of one shape every host takes in a window, at once.
+
+The allocation-candidates engine answers any request on any forest, but
+builds a provider object per provider and window and walks each tree in
+Python: tens of microseconds a host. Most instance-slot requests need far
+less: when only the root of each tree holds the classes a slot takes and
+no sharing provider offers them, a host takes a slot iff its root does,
+and how many it takes is, class by class, its room over what a slot
+needs. This index holds the ledger's providers as arrays (window-free:
+inventories, traits, aggregates, every claim's usage steps) and answers
+that count for every host of a window in a few array operations.
+
+It answers only what the engine would answer the same way (see
+SlotIndex.counts); for anything else it says so (None) and the engine
+decides.
+"""
+
+import collections
+import copy
+
+import numpy as np
+
+from pcloud_plugin.capacity import forest as forest_mod
+from pcloud_plugin.capacity import window as window_mod
+
+# Each series' times are keyed apart by adding its position times this:
+# more seconds than from the epoch to FOREVER.
+_SPAN = 2 ** 38
+assert _SPAN > window_mod.epoch_seconds(window_mod.FOREVER)
+_NO_STEPS = window_mod.UsageSteps(())
+
+
+class Provider(collections.namedtuple('Provider', (
+        'uuid', 'name', 'parent_uuid', 'root_uuid', 'inventories', 'traits',
+        'aggregates', 'usage'))):
+    """What the index needs of one provider; usage is {class: UsageSteps}
+
+    over all time.
+    """
+
+
+class _Series:
+    """Many usage step functions side by side, to take the peak of each in
+
+    one window with two sorted searches and one segmented max.
+    """
+
+    def __init__(self, steps):
+        self._set([len(s.times) for s in steps],
+                  [s.seconds() + i * _SPAN for i, s in enumerate(steps)],
+                  [s.levels_array() for s in steps])
+
+    def _set(self, lengths, keys, levels):
+        self.count = len(lengths)
+        self.base = np.arange(self.count, dtype=np.int64) * _SPAN
+        # Where each series begins; one past the last for the end.
+        self.starts = np.zeros(self.count + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.starts[1:])
+        # Every time keyed by its series' position: sorted throughout.
+        self.keys = np.concatenate(keys + [np.zeros(0, np.int64)])
+        # A 0 past the end, so that every segment bound indexes it.
+        self.levels = np.concatenate(levels + [np.zeros(1, np.int64)])
+
+    def replaced(self, changes, added):
+        """A copy with the series at each position of changes ({position:
+
+        UsageSteps}) in place of the old ones, and those of added after
+        the last. Unchanged runs are copied whole, not series by series.
+        """
+        lengths = np.diff(self.starts).tolist()
+        keys, levels, begin = [], [], 0
+        for pos in sorted(changes) + [self.count]:
+            run = slice(self.starts[begin], self.starts[pos])
+            keys.append(self.keys[run])
+            levels.append(self.levels[run])
+            if pos < self.count:
+                steps = changes[pos]
+                keys.append(steps.seconds() + pos * _SPAN)
+                levels.append(steps.levels_array())
+                lengths[pos] = len(steps.times)
+            begin = pos + 1
+        for pos, steps in enumerate(added, self.count):
+            keys.append(steps.seconds() + pos * _SPAN)
+            levels.append(steps.levels_array())
+            lengths.append(len(steps.times))
+        new = _Series.__new__(_Series)
+        new._set(lengths, keys, levels)
+        return new
+
+    def peaks(self, start, end):
+        """Each series' peak during [start, end), as an int64 array."""
+        if not self.count:
+            return np.zeros(0, dtype=np.int64)
+        # The step in force at start (or the series' first), up to the
+        # first step at or after end: as UsageSteps.peak does.
+        start, end = (window_mod.epoch_seconds(m) for m in (start, end))
+        lo = np.searchsorted(self.keys, self.base + start, 'right') - 1
+        np.maximum(lo, self.starts[:-1], out=lo)
+        hi = np.searchsorted(self.keys, self.base + end, 'left')
+        bounds = np.empty(2 * self.count, dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo, hi
+        peak = np.maximum.reduceat(self.levels, bounds)[0::2]
+        return np.where(hi > lo, peak, 0)
+
+
+class _Class:
+    """One resource class of every root: inventory fields as arrays."""
+
+    def __init__(self, index, rc):
+        n = len(index.uuids)
+        self.rc = rc
+        self.has = np.zeros(n, dtype=bool)
+        self.capacity = np.zeros(n, dtype=np.int64)
+        self.min_unit = np.ones(n, dtype=np.int64)
+        self.max_unit = np.zeros(n, dtype=np.int64)
+        self.step = np.ones(n, dtype=np.int64)
+        # The position of the root's own series of the class, or -1 (the
+        # 0 appended to every window's peaks).
+        self.series = np.full(n, -1, dtype=np.int64)
+        for i in range(n):
+            self._fill(index, i)
+
+    def _fill(self, index, i):
+        rc = self.rc
+        inv = index.inventories[i].get(rc)
+        self.has[i] = inv is not None
+        if inv is not None:
+            self.capacity[i] = inv.capacity
+            self.min_unit[i] = inv.min_unit
+            self.max_unit[i] = inv.max_unit
+            self.step[i] = inv.step_size
+        self.series[i] = index.series_at.get((index.uuids[i], rc), -1)
+
+    def updated(self, index, roots):
+        """A copy for index with the rows of roots (positions) filled anew."""
+        new = _Class.__new__(_Class)
+        new.rc = self.rc
+        for field in ('has', 'capacity', 'min_unit', 'max_unit', 'step',
+                      'series'):
+            setattr(new, field, getattr(self, field).copy())
+        for i in roots:
+            new._fill(index, i)
+        return new
+
+
+class Counts:
+    """How many slots each host takes in one window: ``count[i]`` for the
+
+    root ``uuids[i]``, 0 where it takes none or may not be used; ``busy``
+    says which roots' trees use anything in the window.
+    """
+
+    def __init__(self, index, count, busy):
+        self.index = index
+        self.count = count
+        self.busy = busy
+
+    def order(self):
+        """The hosts that take a slot, busy ones first, then by how many
+
+        slots they take, then by name: as blazar.slots orders them.
+        """
+        hosts = np.flatnonzero(self.count)
+        keys = (self.index.name_rank[hosts], self.count[hosts],
+                ~self.busy[hosts])
+        return hosts[np.lexsort(keys)].tolist()
+
+
+class SlotIndex:
+    """The ledger's providers as arrays; see the module's docstring.
+
+    :param providers: Provider tuples, every provider of the ledger
+    :param key: what the ledger identifies this state by
+    """
+
+    def __init__(self, providers, key=None):
+        self.key = key
+        self.providers = {p.uuid: p for p in providers}
+        roots = [p for p in providers if p.parent_uuid is None]
+        self.uuids = [p.uuid for p in roots]
+        self.names = [p.name for p in roots]
+        self.inventories = [p.inventories for p in roots]
+        self.traits = [p.traits for p in roots]
+        self.position = {uuid: i for i, uuid in enumerate(self.uuids)}
+        self.by_name = {name: i for i, name in enumerate(self.names)}
+        self.name_rank = np.empty(len(roots), dtype=np.int64)
+        self.name_rank[np.argsort(np.array(self.names, dtype=object),
+                                  kind='stable')] = np.arange(len(roots))
+        self.in_aggregate = collections.defaultdict(list)
+        for i, p in enumerate(roots):
+            for agg in p.aggregates:
+                self.in_aggregate[agg].append(i)
+        # Classes the index cannot answer for: those a child or a sharing
+        # provider offers (the engine may then pick it).
+        self.unanswerable = set()
+        steps, owner = [], []
+        # (provider uuid, class) -> position of its series
+        self.series_at = {}
+        for p in providers:
+            shares = forest_mod.SHARING_TRAIT in p.traits
+            if shares or p.parent_uuid is not None:
+                self.unanswerable.update(p.inventories)
+            if shares:
+                continue    # what a sharing provider uses keeps no host busy
+            for rc, usage in p.usage.items():
+                self.series_at[p.uuid, rc] = len(steps)
+                steps.append(usage)
+                owner.append(self.position[p.root_uuid])
+        self.series = _Series(steps)
+        self.owner = np.array(owner, dtype=np.int64)
+        self._classes = {}
+        self._last_window = None
+
+    def updated(self, changed, key=None):
+        """A new index with changed (Provider tuples of providers it holds)
+
+        in place of the old ones. A write to claims or a root's
+        inventories or traits is patched into copies of the arrays; one
+        that moves, renames or re-aggregates a provider, or touches a
+        child's or a sharing provider's capacity, builds the index anew.
+        """
+        providers = dict(self.providers)
+        providers.update((p.uuid, p) for p in changed)
+        for p in changed:
+            old = self.providers[p.uuid]
+            if ((p.name, p.parent_uuid, p.root_uuid, p.aggregates)
+                    != (old.name, old.parent_uuid, old.root_uuid,
+                        old.aggregates)
+                    or forest_mod.SHARING_TRAIT in p.traits | old.traits
+                    or (p.parent_uuid is not None
+                        and p.inventories != old.inventories)):
+                return SlotIndex(list(providers.values()), key)
+        new = copy.copy(self)
+        new.key, new.providers = key, providers
+        new.inventories, new.traits = list(self.inventories), list(
+            self.traits)
+        new.series_at = dict(self.series_at)
+        new._last_window = None
+        changes, added, owner, roots = {}, [], [], set()
+        for p in changed:
+            old = self.providers[p.uuid]
+            root = self.position[p.root_uuid]
+            roots.add(root)
+            if p.parent_uuid is None:
+                new.inventories[root] = p.inventories
+                new.traits[root] = p.traits
+            for rc in set(old.usage).union(p.usage):
+                steps = p.usage.get(rc, _NO_STEPS)
+                pos = self.series_at.get((p.uuid, rc))
+                if pos is not None:
+                    changes[pos] = steps
+                elif steps is not _NO_STEPS:
+                    new.series_at[p.uuid, rc] = self.series.count + len(
+                        added)
+                    added.append(steps)
+                    owner.append(root)
+        new.series = self.series.replaced(changes, added)
+        new.owner = np.concatenate([self.owner,
+                                    np.array(owner, dtype=np.int64)])
+        # (A copy first: another thread may add a class meanwhile.)
+        new._classes = {rc: cls.updated(new, roots)
+                        for rc, cls in dict(self._classes).items()}
+        return new
+
+    def _class(self, rc):
+        found = self._classes.get(rc)
+        if found is None:
+            found = self._classes[rc] = _Class(self, rc)
+        return found
+
+    def _peaks(self, start, end):
+        """Each series' peak in the window, with a 0 appended (kept for the
+
+        window asked last: candidates, then the claim, ask the same).
+        """
+        # Read once: another thread may ask for another window meanwhile.
+        last = self._last_window
+        if last is None or last[0] != (start, end):
+            last = ((start, end), np.append(self.series.peaks(start, end), 0))
+            self._last_window = last
+        return last[1]
+
+    def counts(self, request, start, end, max_candidates=None,
+               avoid_hosts=()):
+        """Counts of request's slots (a blazar.slots.SlotRequest) in
+
+        [start, end), or None where the engine must decide: a class of the
+        slot is offered by a child or a sharing provider, or more hosts
+        qualify than max_candidates lets the engine list.
+        """
+        resources = request.resources
+        if not resources or self.unanswerable.intersection(resources):
+            return None
+        n = len(self.uuids)
+        peaks = self._peaks(start, end)
+        usable = np.ones(n, dtype=bool)
+        count = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+        for rc, amount in resources.items():
+            cls = self._class(rc)
+            # One consumer a reservation: its sum on a provider stays
+            # within max_unit, as a Placement consumer's does.
+            room = np.minimum(cls.capacity - peaks[cls.series], cls.max_unit)
+            usable &= (cls.has & (cls.min_unit <= amount)
+                       & (cls.max_unit >= amount) & (amount % cls.step == 0))
+            np.minimum(count, np.maximum(room, 0) // amount, out=count)
+        if request.required or request.forbidden:
+            usable &= np.fromiter(
+                (request.required <= t and request.forbidden.isdisjoint(t)
+                 for t in self.traits), bool, n)
+        for agg in request.forbidden_aggregates:
+            usable[self.in_aggregate.get(agg, [])] = False
+        count[~usable] = 0
+        if max_candidates is not None and np.count_nonzero(
+                count) > max_candidates:
+            return None
+        for host in list(request.excluded_hosts) + list(avoid_hosts):
+            i = self.position.get(host, self.by_name.get(host))
+            if i is not None:
+                count[i] = 0
+        used = peaks[:-1] > 0
+        busy = np.zeros(n, dtype=bool)
+        busy[self.owner[used]] = True
+        return Counts(self, count, busy)

@@ -1,0 +1,254 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What the ledger keeps of each provider between reads.
+
+Each provider's inventories, traits, aggregates and usage steps
+(Details), keyed by its uuid and generation, and the last snapshot each
+loader of db.snapshots built from them. Imports the models and capacity
+of ours, nothing else of db.
+"""
+
+import collections
+import dataclasses
+import functools
+import types
+import weakref
+
+import sqlalchemy as sa
+
+from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import models
+
+# session.info key: this transaction has bumped provider generations and
+# not committed yet (see ProviderCache).
+UNCOMMITTED = 'pcloud_uncommitted_generations'
+
+
+def inventory_of(row):
+    """A capacity Inventory of an inventories row."""
+    return inv_mod.Inventory(
+        total=row['total'], reserved=row['reserved'],
+        min_unit=row['min_unit'], max_unit=row['max_unit'],
+        step_size=row['step_size'],
+        allocation_ratio=row['allocation_ratio'])
+
+
+@dataclasses.dataclass(frozen=True)
+class Details:
+    """What a snapshot needs of a provider beside its row."""
+
+    inventories: types.MappingProxyType   # class name -> Inventory
+    traits: frozenset
+    aggregates: frozenset
+    usage: types.MappingProxyType   # class name -> UsageSteps, all time
+
+    @functools.cached_property
+    def claims_end(self):
+        """When every claim on the provider has ended; None if none."""
+        return max((steps.ends for steps in self.usage.values()),
+                   default=None)
+
+    def peaks(self, window):
+        """{class name: peak usage during window}, classes used only."""
+        # Claims all ended by the window's start use nothing in it.
+        if self.claims_end is None or self.claims_end <= window.start:
+            return {}
+        peaks = {}
+        for rc, steps in self.usage.items():
+            peak = steps.peak(window.start, window.stored_end)[0]
+            if peak:
+                peaks[rc] = peak
+        return peaks
+
+
+class ProviderCache:
+    """Each provider's Details, kept between reads.
+
+    An entry is keyed by the provider's uuid and generation. Every write
+    to a provider's inventories, traits, aggregates or claims bumps its
+    generation in the same transaction (by compare-and-swap, and for a
+    release or move in drop_claims), so an entry whose key matches the
+    row just read holds what the database holds, whichever process wrote
+    it; only providers whose generation moved are read again. Beside
+    them, what each loader of db.snapshots last built. Kept per engine,
+    so tests and tools with several databases never mix them up.
+    """
+
+    # Above this many stale providers one scan beats a long IN list.
+    SCAN_ALL = 500
+
+    def __init__(self):
+        self._by_engine = weakref.WeakKeyDictionary()
+        # engine -> {load_forest: its last snapshot, load_slot_index:
+        # its last SlotIndex}
+        self._snapshots = weakref.WeakKeyDictionary()
+        # engine -> {provider id: the generation this process's claims
+        # moved it to}, until load_slot_index takes them
+        self._claimed = weakref.WeakKeyDictionary()
+
+    def get(self, session, providers, complete=False):
+        """{provider id: Details} for providers given as rows that start
+
+        with (id, uuid, generation); ``complete`` says they are all there
+        are, so entries of any other are dropped.
+        """
+        entries = self._by_engine.setdefault(
+            session.connection().engine, {})
+        keys = {row[0]: (row[1], row[2]) for row in providers}
+        details, stale = {}, []
+        for rp_id, key in keys.items():
+            entry = entries.get(rp_id)
+            if entry is not None and entry[0] == key:
+                details[rp_id] = entry[1]
+            else:
+                stale.append(rp_id)
+        kept = True
+        if stale:
+            details.update(self._read(session, stale))
+            # Read inside a write that has bumped generations, it may be
+            # rolled back: keep nothing keyed by a generation that may
+            # never be committed.
+            kept = not session.info.get(UNCOMMITTED)
+            if kept:
+                for rp_id in stale:
+                    entries[rp_id] = (keys[rp_id], details[rp_id])
+        # Once every provider given has an entry, equal sizes mean there
+        # is no other to drop.
+        if complete and (not kept or len(entries) > len(keys)):
+            for rp_id in set(entries) - set(keys):
+                entries.pop(rp_id, None)
+        return details
+
+    def current(self, session, providers):
+        """{uuid: Details} of provider rows (id, uuid, generation, ...)
+
+        if every one has an entry of the generation given, else None.
+        """
+        entries = self._by_engine.get(session.connection().engine) or {}
+        found = {}
+        for row in providers:
+            entry = entries.get(row['id'])
+            if entry is None or entry[0] != (row['uuid'], row['generation']):
+                return None
+            found[row['uuid']] = entry[1]
+        return found
+
+    def claimed(self, engine, providers, amounts, window, session=None):
+        """After a new consumer's claim of amounts ({uuid: {class: n}})
+
+        in window committed: each provider (its row as read before the
+        claim's compare-and-swap) whose entry is the generation the swap
+        moved from now has the entry of the next one: the same, with the
+        claim added. The swap proves nothing else was written between.
+        (session: the one that committed, as the event passes it.)
+        """
+        moved = self._claimed.setdefault(engine, {})
+        for row in providers:
+            moved[row['id']] = max(moved.get(row['id'], 0),
+                                   row['generation'] + 1)
+        entries = self._by_engine.get(engine)
+        if entries is None:
+            return
+        for row in providers:
+            entry = entries.get(row['id'])
+            if entry is None or entry[0] != (row['uuid'], row['generation']):
+                continue
+            details = entry[1]
+            usage = dict(details.usage)
+            for rc, used in amounts[row['uuid']].items():
+                claim = [(window.start, window.stored_end, used)]
+                usage[rc] = (usage[rc].plus(claim) if rc in usage
+                             else window_mod.UsageSteps(claim))
+            entries[row['id']] = ((row['uuid'], row['generation'] + 1),
+                                  dataclasses.replace(
+                                      details,
+                                      usage=types.MappingProxyType(usage)))
+
+    def take_claimed(self, session):
+        """{provider id: generation} this process's claims moved
+
+        providers to since the last call.
+        """
+        return self._claimed.pop(session.connection().engine, {})
+
+    def forget(self, session, rp_id):
+        """Drop a provider's entry (its row is being deleted)."""
+        engine = session.connection().engine
+        entries = self._by_engine.get(engine)
+        if entries:
+            entries.pop(rp_id, None)
+        self._snapshots.pop(engine, None)
+
+    def last_snapshot(self, session, kind):
+        """What the loader ``kind`` last built and kept, or None."""
+        kept = self._snapshots.get(session.connection().engine)
+        return None if kept is None else kept.get(kind)
+
+    def keep_snapshot(self, session, kind, snapshot):
+        # Not from inside a write that may be rolled back (see get).
+        if not session.info.get(UNCOMMITTED):
+            self._snapshots.setdefault(session.connection().engine, {})[
+                kind] = snapshot
+
+    def _read(self, session, rp_ids):
+        def of(query, column):
+            if len(rp_ids) <= self.SCAN_ALL:
+                query = query.where(column.in_(rp_ids))
+            return session.execute(query)
+
+        inv, rc = models.Inventory.__table__, models.ResourceClass.__table__
+        trait = models.Trait.__table__
+        rp_trait = models.ResourceProviderTrait.__table__
+        rp_agg = models.ResourceProviderAggregate.__table__
+        alloc = models.Allocation.__table__
+        inventories = collections.defaultdict(dict)
+        for row in of(sa.select(inv, rc.c.name).join(
+                rc, rc.c.id == inv.c.resource_class_id),
+                inv.c.resource_provider_id).mappings():
+            inventories[row['resource_provider_id']][row['name']] = \
+                inventory_of(row)
+        traits = collections.defaultdict(set)
+        for rp_id, name in of(
+                sa.select(rp_trait.c.resource_provider_id, trait.c.name)
+                .join(trait, trait.c.id == rp_trait.c.trait_id),
+                rp_trait.c.resource_provider_id):
+            traits[rp_id].add(name)
+        aggregates = collections.defaultdict(set)
+        for rp_id, agg in of(
+                sa.select(rp_agg.c.resource_provider_id,
+                          rp_agg.c.aggregate_uuid),
+                rp_agg.c.resource_provider_id):
+            aggregates[rp_id].add(agg)
+        claims = collections.defaultdict(list)
+        for rp_id, rc_name, start, end, used in of(
+                sa.select(alloc.c.resource_provider_id, rc.c.name,
+                          alloc.c.start_time, alloc.c.end_time, alloc.c.used)
+                .join(rc, rc.c.id == alloc.c.resource_class_id),
+                alloc.c.resource_provider_id):
+            claims[rp_id, rc_name].append((start, end, used))
+        usage = collections.defaultdict(dict)
+        for (rp_id, rc), rc_claims in claims.items():
+            usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)
+        # Every snapshot shares these: read-only, so none can change them.
+        return {rp_id: Details(
+            inventories=types.MappingProxyType(inventories.get(rp_id, {})),
+            traits=frozenset(traits.get(rp_id, ())),
+            aggregates=frozenset(aggregates.get(rp_id, ())),
+            usage=types.MappingProxyType(usage.get(rp_id, {})))
+            for rp_id in rp_ids}
+
+
+CACHE = ProviderCache()

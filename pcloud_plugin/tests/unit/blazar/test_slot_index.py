@@ -1,0 +1,307 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Slots laid from the ledger's slot index against the engine's answer on
+the window's forest, and against brute force, on random ledgers (SQLite).
+"""
+
+import datetime
+import itertools
+import random
+from unittest import mock
+
+import fixtures
+import sqlalchemy as sa
+
+from pcloud_plugin.blazar import slots
+from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import models
+from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin import exception
+from pcloud_plugin.tests import base
+
+T0 = datetime.datetime(2030, 1, 1)
+PCLOUD_AGG = '6f7c7e4e-5b0e-4d7a-9a64-3f1f3f6c2a11'
+FLAVORS = ({'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 0},
+           {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 10},
+           {'VCPU': 4, 'MEMORY_MB': 4096, 'DISK_GB': 20})
+
+
+def hours(n):
+    return T0 + datetime.timedelta(hours=n)
+
+
+class IndexedPlacementTests(base.LedgerTestCase):
+
+    def _ledger(self, rng, hosts, numa=False):
+        """Random hosts, traits and aggregates; their uuids.
+
+        Some hosts have a child of a class slots never take (with numa,
+        of MEMORY_MB).
+        """
+        uuids = []
+        # New uuids each time: a ledger emptied and filled again is no
+        # cloud's (uuids are never used twice).
+        prefix = rng.getrandbits(32)
+        for n in range(hosts):
+            uuid = 'host-%d-%d' % (prefix, n)
+            db_api.create_provider(self.ctx, uuid, 'cn%02d' % n)
+            inventories = {
+                'VCPU': Inventory(rng.choice((2, 4, 8)),
+                                  allocation_ratio=rng.choice((1.0, 2.0))),
+                'MEMORY_MB': Inventory(
+                    rng.choice((4096, 8192)), reserved=rng.choice((0, 512)),
+                    max_unit=rng.choice((2048, 8192))),
+                'DISK_GB': Inventory(rng.choice((40, 100)),
+                                     step_size=rng.choice((1, 1, 5)))}
+            db_api.set_inventories(self.ctx, uuid, inventories)
+            if rng.random() < 0.3:
+                db_api.set_traits(self.ctx, uuid, ['CUSTOM_FAST'])
+            if rng.random() < 0.3:
+                db_api.set_aggregates(self.ctx, uuid, [PCLOUD_AGG])
+            if rng.random() < 0.3:
+                child = uuid + '-child'
+                db_api.create_provider(self.ctx, child, 'cn%02d-r' % n,
+                                       parent_uuid=uuid)
+                rc = 'MEMORY_MB' if numa else 'CUSTOM_RESERVATION_X'
+                db_api.set_inventories(self.ctx, child, {rc: Inventory(8)})
+            uuids.append(uuid)
+        return uuids
+
+    def _claims(self, rng, uuids, count):
+        for _n in range(count):
+            flavor = rng.choice(FLAVORS)
+            start = rng.randrange(0, 40)
+            amounts = {rng.choice(uuids): {
+                rc: amount * rng.randint(1, 2)
+                for rc, amount in flavor.items() if amount}}
+            try:
+                db_api.claim(self.ctx, 'c-%d' % rng.getrandbits(64), amounts,
+                             hours(start), hours(start + rng.randint(1, 20)))
+            except (exception.CapacityExceeded,
+                    exception.UnitRuleViolation):
+                pass  # it does not fit: a ledger without it
+
+    def _request(self, rng, uuids):
+        traits = rng.choice(('required', 'forbidden', None, None, None))
+        return slots.SlotRequest(
+            rng.choice(FLAVORS), rng.randint(1, 6),
+            affinity=rng.choice((True, False, None)),
+            required=['CUSTOM_FAST'] if traits == 'required' else (),
+            forbidden=['CUSTOM_FAST'] if traits == 'forbidden' else (),
+            forbidden_aggregates=([PCLOUD_AGG] if rng.random() < 0.5
+                                  else ()),
+            excluded_hosts=rng.sample(uuids, rng.choice((0, 0, 1))))
+
+    @staticmethod
+    def _result_of(place):
+        try:
+            plan = place()
+        except slots.SlotsUnavailable as e:
+            return 'refused', e.kwargs['placed']
+        return plan.hosts, plan.amounts
+
+    def setUp(self):
+        super().setUp()
+        self.ctx = self.context
+
+    def _empty(self):
+        """A ledger with nothing in it, for the next random one."""
+        with self.engine.begin() as conn:
+            for table in reversed(models.BASE.metadata.sorted_tables):
+                if table.name != 'alembic_version':
+                    conn.execute(table.delete())
+
+    def test_index_places_as_the_engine_does(self):
+        rng = random.Random(20)
+        compared = 0
+        for ledger in range(12):
+            self._empty()
+            uuids = self._ledger(rng, rng.randint(2, 9))
+            self._claims(rng, uuids, rng.randint(0, 30))
+            for n in range(15):
+                request = self._request(rng, uuids)
+                start = rng.randrange(0, 50)
+                end = start + rng.randint(1, 30)
+                index = db_snapshots.load_slot_index(self.ctx)
+                fast = self._result_of(lambda: slots.place_indexed(
+                    index, request, hours(start), hours(end)))
+                forest = self._fresh_forest(hours(start), hours(end))
+                engine = self._result_of(lambda: slots.place(forest, request))
+                self.assertEqual(engine, fast, 'ledger %d, request %d: %s'
+                                 % (ledger, n, request.describe()))
+                compared += 1
+                if fast[0] != 'refused':
+                    # A write between, as the next admission sees it: the
+                    # index is patched, not built again.
+                    db_api.claim(self.ctx, 'new-%d-%d' % (ledger, n),
+                                 fast[1], hours(start), hours(end))
+        self.assertEqual(12 * 15, compared)
+
+    def _fresh_forest(self, start, end):
+        """The window's forest read whole from the database, not from
+
+        what this process keeps (which the index shares).
+        """
+        with mock.patch.object(provider_cache, 'CACHE',
+                               provider_cache.ProviderCache()):
+            return db_snapshots.load_forest(self.ctx, start, end)
+
+    def test_a_patched_index_counts_as_one_built_anew(self):
+        rng = random.Random(7)
+        uuids = self._ledger(rng, 8)
+        self._claims(rng, uuids, 20)
+        request = slots.SlotRequest(FLAVORS[0], 1)
+        before = db_snapshots.load_slot_index(self.ctx)
+        self._claims(rng, uuids[:3], 10)
+        db_api.set_traits(self.ctx, uuids[4], ['CUSTOM_FAST'])
+        db_api.set_inventories(self.ctx, uuids[5], {
+            'VCPU': Inventory(64), 'MEMORY_MB': Inventory(65536),
+            'DISK_GB': Inventory(1000)})
+        patched = db_snapshots.load_slot_index(self.ctx)
+        self.assertIsNot(before, patched)
+        with mock.patch.object(provider_cache, 'CACHE',
+                               provider_cache.ProviderCache()):
+            anew = db_snapshots.load_slot_index(self.ctx)
+        self.assertIsNot(patched, anew)
+        for start in range(0, 60, 7):
+            counts = [index.counts(request, hours(start), hours(start + 9))
+                      for index in (patched, anew)]
+            self.assertEqual(counts[1].count.tolist(),
+                             counts[0].count.tolist())
+            self.assertEqual(counts[1].busy.tolist(),
+                             counts[0].busy.tolist())
+
+    def test_own_claims_patch_the_index_without_reading_providers(self):
+        rng = random.Random(8)
+        uuids = self._ledger(rng, 6)
+        request = slots.SlotRequest(FLAVORS[0], 1)
+        db_snapshots.load_slot_index(self.ctx)
+        read = []
+        real = db_snapshots._rows_of
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.snapshots._rows_of',
+            lambda session, ids: read.append(ids) or real(session, ids)))
+
+        def counts(index):
+            return index.counts(request, hours(0), hours(30)).count.tolist()
+
+        def fresh():
+            with mock.patch.object(provider_cache, 'CACHE',
+                                   provider_cache.ProviderCache()):
+                return counts(db_snapshots.load_slot_index(self.ctx))
+
+        self._claims(rng, uuids, 5)
+        self.assertEqual(fresh(),
+                         counts(db_snapshots.load_slot_index(self.ctx)))
+        self.assertEqual([], read)
+        # Another process's write (a generation bumped behind this
+        # process's back): the providers are read again.
+        with self.engine.begin() as conn:
+            conn.execute(sa.text('UPDATE resource_providers SET generation '
+                                 '= generation + 1 WHERE uuid = :u'),
+                         {'u': uuids[0]})
+        self._claims(rng, uuids, 3)
+        self.assertEqual(fresh(),
+                         counts(db_snapshots.load_slot_index(self.ctx)))
+        self.assertNotEqual([], read)
+
+    def test_an_unchanged_ledger_gives_the_same_index(self):
+        self._ledger(random.Random(1), 3)
+        self.assertIs(db_snapshots.load_slot_index(self.ctx),
+                      db_snapshots.load_slot_index(self.ctx))
+
+    def test_a_class_a_child_offers_is_left_to_the_engine(self):
+        rng = random.Random(3)
+        uuids = self._ledger(rng, 6, numa=True)
+        self.assertTrue(any(db_api.get_provider(self.ctx, u + '-child')
+                            for u in uuids if self._has_child(u)))
+        index = db_snapshots.load_slot_index(self.ctx)
+        self.assertIsNone(slots.place_indexed(
+            index, slots.SlotRequest(FLAVORS[1], 1), hours(0), hours(1)))
+        # A slot of no class the children offer is the index's.
+        self.assertIsNotNone(slots.place_indexed(
+            index, slots.SlotRequest({'VCPU': 1}, 1), hours(0), hours(1)))
+
+    def _has_child(self, uuid):
+        try:
+            db_api.get_provider(self.ctx, uuid + '-child')
+        except exception.ResourceProviderNotFound:
+            return False
+        return True
+
+    def test_more_hosts_than_max_candidates_is_left_to_the_engine(self):
+        self._ledger(random.Random(4), 5)
+        index = db_snapshots.load_slot_index(self.ctx)
+        request = slots.SlotRequest({'VCPU': 1}, 1)
+        self.assertIsNone(slots.place_indexed(
+            index, request, hours(0), hours(1), max_candidates=4))
+        self.assertIsNotNone(slots.place_indexed(
+            index, request, hours(0), hours(1), max_candidates=5))
+
+    def test_never_refuses_what_fits_nor_overbooks(self):
+        """Brute force: every way to lay the slots on small ledgers."""
+        rng = random.Random(11)
+        for ledger in range(25):
+            self._empty()
+            uuids = self._ledger(rng, rng.randint(1, 4))
+            self._claims(rng, uuids, rng.randint(0, 12))
+            for _n in range(8):
+                request = slots.SlotRequest(
+                    rng.choice(FLAVORS), rng.randint(1, 5),
+                    affinity=rng.choice((True, False, None)))
+                start = rng.randrange(0, 50)
+                window = (hours(start), hours(start + rng.randint(1, 30)))
+                forest = self._fresh_forest(*window)
+                fits = self._every_layout(forest, uuids, request)
+                try:
+                    plan = slots.place_indexed(
+                        db_snapshots.load_slot_index(self.ctx), request,
+                        *window)
+                except slots.SlotsUnavailable:
+                    self.assertEqual([], fits, request.describe())
+                    continue
+                self.assertIn(plan.hosts, fits, request.describe())
+
+    @staticmethod
+    def _every_layout(forest, uuids, request):
+        """{host: slots} of every layout that fits beside the window's
+
+        peak usage and keeps the affinity, counted apart from our code.
+        """
+        def fits(host, n):
+            provider = forest[host]
+            for rc, amount in request.resources.items():
+                inv = provider.inventories.get(rc)
+                if n and (inv is None or amount < inv.min_unit
+                          or amount % inv.step_size
+                          or amount * n > inv.max_unit
+                          or provider.usage.get(rc, 0) + amount * n
+                          > inv.capacity):
+                    return False
+            return True
+
+        found = []
+        wanted = request.amount
+        for counts in itertools.product(range(wanted + 1),
+                                        repeat=len(uuids)):
+            used = [n for n in counts if n]
+            if (sum(counts) != wanted
+                    or (request.affinity is True and len(used) != 1)
+                    or (request.affinity is False and max(used) > 1)):
+                continue
+            if all(fits(h, n) for h, n in zip(uuids, counts)):
+                found.append({h: n for h, n in zip(uuids, counts) if n})
+        return found
