@@ -173,6 +173,9 @@ class InstanceReservation(BASE, models.TimestampMixin):
             name='uniq_pcloud_instance_reservations0reservation_id'),
         sa.Index('pcloud_instance_reservations_lease_id_idx', 'lease_id'),
         sa.Index('pcloud_instance_reservations_state_idx', 'state'),
+        # Quota checks read one project's reservations at each admission.
+        sa.Index('pcloud_instance_reservations_project_id_idx',
+                 'project_id'),
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)

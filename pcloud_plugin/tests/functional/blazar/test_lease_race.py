@@ -13,11 +13,13 @@
 #    under the License.
 """Blazar managers in 8 real processes creating virtual:instance leases
 
-at once, sharing one Blazar database and one ledger on MariaDB, as API
+at once, sharing one Blazar database and one ledger on MariaDB (and on
+PostgreSQL), as API
 workers and managers of a real deployment do. The hosts hold exactly K
 slots, every lease's window contains the same hour, and each process
 creates leases of 1 or 2 slots (any affinity) until one of a single slot
 is refused: so exactly K slots must be admitted, no host over capacity.
+With a VCPU quota below K, the project's limit must hold instead.
 """
 
 import collections
@@ -42,11 +44,14 @@ PROCESSES = 8
 HOSTS = 6
 SLOTS_PER_HOST = 8
 K = HOSTS * SLOTS_PER_HOST
+# Below K: the limit, not capacity, refuses first.
+QUOTA = K // 3
 SLOT = {'vcpus': 1, 'memory_mb': 512, 'disk_gb': 5}
+PER_SLOT = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
 def _manager_process(blazar_url, ledger_url, placement_url, worker,
-                     base_time, results):
+                     base_time, results, quota):
     """One blazar-manager: leases until a one-slot lease is refused."""
     from unittest import mock
 
@@ -57,6 +62,7 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
     from blazar.utils import trusts
     from oslo_messaging import opts as messaging_opts
 
+    from pcloud_plugin.blazar import errors
     from pcloud_plugin.clients import nova as nova_client
     from pcloud_plugin import conf
     from pcloud_plugin.tests.functional.blazar import base as blazar_base
@@ -74,7 +80,8 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
             ('driver', ['noop'], 'oslo_messaging_notifications'),
             ('claim_retries', 50, 'ledger'),
             ('admission_retries', 50, 'pcloud_instance'),
-            ('cleanup_interval', 0, 'pcloud_instance')):
+            ('cleanup_interval', 0, 'pcloud_instance'),
+            ('reserved_vcpus_quota', quota, 'pcloud')):
         conf.CONF.set_override(name, value, group=group)
     blazar_notifier.init()
     mock.patch.object(nova_client, 'get_client',
@@ -111,7 +118,7 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
                             amount=amount, affinity=affinity,
                             resource_properties='')],
                         'events': [], 'trust_id': 'trust', 'user_id': 'u'})
-            except mgr_exc.NotEnoughHostsAvailable:
+            except (mgr_exc.NotEnoughHostsAvailable, errors.QuotaRefused):
                 refused += 1
                 if amount == 1:
                     break
@@ -126,8 +133,8 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
 class _BlazarDatabase:
     """A private Blazar database on the server, Blazar's own schema."""
 
-    def __init__(self, test):
-        backend = provision.Backend.backend_for_database_type('mysql')
+    def __init__(self, test, driver):
+        backend = provision.Backend.backend_for_database_type(driver)
         ident = 'blazar_' + provision._random_ident()
         backend.create_named_database(ident)
         test.addCleanup(backend.drop_named_database, ident)
@@ -140,27 +147,32 @@ class _BlazarDatabase:
 
 class LeaseRace(base.TestCase):
 
-    def test_racing_managers_admit_exactly_k_slots(self):
-        ledger = base.scratch_database(self, 'mysql')
-        blazar = _BlazarDatabase(self)
+    DRIVER = 'mysql'
+
+    def race(self, quota=-1):
+        """Run the managers under a VCPU quota (-1: none); (admitted
+
+        {reservation: slots}, ledger, Placement, host uuids, base time).
+        """
+        ledger = base.scratch_database(self, self.DRIVER)
+        blazar = _BlazarDatabase(self, self.DRIVER)
         self.conf.set_override('connection', ledger.url,
                                group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
         # Placement too: each admission writes what it promises there
         # (blazar.promises), under Placement's consumer generations.
         placement = self.useFixture(placement_service.PlacementService())
-        per_slot = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
         hosts = []
         for i in range(HOSTS):
             name = 'race-host-%02d' % i
             uuid = placement.create_provider(name)
             placement.set_inventories(uuid, {
                 rc: {'total': n * SLOTS_PER_HOST}
-                for rc, n in per_slot.items()})
+                for rc, n in PER_SLOT.items()})
             db_api.create_provider(self.context, uuid, name)
             db_api.set_inventories(self.context, uuid, {
                 rc: Inventory(n * SLOTS_PER_HOST)
-                for rc, n in per_slot.items()})
+                for rc, n in PER_SLOT.items()})
             hosts.append(uuid)
 
         base_time = (datetime.datetime.utcnow() + datetime.timedelta(
@@ -168,8 +180,8 @@ class LeaseRace(base.TestCase):
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
         workers = [spawn.Process(target=_manager_process, args=(
-            blazar.url, ledger.url, placement.url, n, base_time, results))
-            for n in range(PROCESSES)]
+            blazar.url, ledger.url, placement.url, n, base_time, results,
+            quota)) for n in range(PROCESSES)]
         began = time.monotonic()
         for worker in workers:
             worker.start()
@@ -182,30 +194,45 @@ class LeaseRace(base.TestCase):
             self.assertEqual(0, worker.exitcode)
 
         admitted = dict(r for _w, rs, _n in reports for r in rs)
-        self.assertEqual(K, sum(admitted.values()))
         with ledger.engine.connect() as conn:
             consumers = set(conn.execute(sa.text(
                 'SELECT uuid FROM consumers')).scalars())
-            rows = list(conn.execute(sa.text(
-                'SELECT p.uuid, c.name, a.used, a.start_time, a.end_time '
-                'FROM allocations a JOIN resource_providers p ON '
-                'p.id = a.resource_provider_id JOIN resource_classes c ON '
-                'c.id = a.resource_class_id')))
             slots = dict(conn.execute(sa.text(
                 'SELECT reservation_id, SUM(slots) FROM '
                 'pcloud_instance_reservation_slots GROUP BY '
                 'reservation_id')).all())
         # Exactly the leases told they were admitted hold claims, and
-        # each records as many slots as it asked for.
+        # each records as many slots as it asked for; the others are gone.
         self.assertEqual(set(admitted), consumers)
         self.assertEqual(admitted, {r: int(n) for r, n in slots.items()})
+        blazar_engine = sa.create_engine(blazar.url)
+        self.addCleanup(blazar_engine.dispose)
+        with blazar_engine.connect() as conn:
+            statuses = collections.Counter(conn.execute(sa.text(
+                'SELECT status FROM leases')).scalars())
+        self.assertEqual({'PENDING': len(admitted)}, dict(statuses))
+        print('lease race on %s (quota %d): %d managers admitted %d '
+              'slots in %d leases (%d refused) in %.1fs'
+              % (self.DRIVER, quota, PROCESSES, sum(admitted.values()),
+                 len(admitted), sum(n for _w, _r, n in reports), elapsed))
+        return admitted, ledger, placement, hosts, base_time
+
+    def test_racing_managers_admit_exactly_k_slots(self):
+        admitted, ledger, placement, hosts, base_time = self.race()
+        self.assertEqual(K, sum(admitted.values()))
+        with ledger.engine.connect() as conn:
+            rows = list(conn.execute(sa.text(
+                'SELECT p.uuid, c.name, a.used, a.start_time, a.end_time '
+                'FROM allocations a JOIN resource_providers p ON '
+                'p.id = a.resource_provider_id JOIN resource_classes c ON '
+                'c.id = a.resource_class_id')))
         claims = collections.defaultdict(list)
         for r in rows:
             claims[r.uuid, r.name].append((r.start_time, r.end_time, r.used))
         for (uuid, rc), rc_claims in claims.items():
             peak, _at = window_mod.max_in_sweep(
                 rc_claims, base_time, window_mod.FOREVER)
-            self.assertEqual(per_slot[rc] * SLOTS_PER_HOST, peak,
+            self.assertEqual(PER_SLOT[rc] * SLOTS_PER_HOST, peak,
                              '%s %s' % (uuid, rc))
         # The last promise written on each host counts every claim: the
         # host is promised whole (every window holds the same hour).
@@ -213,15 +240,17 @@ class LeaseRace(base.TestCase):
             promised = placement.client.get('/allocations/%s' % (
                 promises.promise_consumer(uuid))).json()['allocations']
             self.assertEqual(
-                {rc: n * SLOTS_PER_HOST for rc, n in per_slot.items()},
+                {rc: n * SLOTS_PER_HOST for rc, n in PER_SLOT.items()},
                 promised[uuid]['resources'])
-        blazar_engine = sa.create_engine(blazar.url)
-        self.addCleanup(blazar_engine.dispose)
-        with blazar_engine.connect() as conn:
-            statuses = collections.Counter(conn.execute(sa.text(
-                'SELECT status FROM leases')).scalars())
-        self.assertEqual({'PENDING': len(admitted)}, dict(statuses))
-        print('lease race on mysql: %d managers admitted %d slots in %d '
-              'leases (%d refused) in %.1fs'
-              % (PROCESSES, K, len(admitted),
-                 sum(n for _w, _r, n in reports), elapsed))
+
+    def test_racing_managers_keep_the_project_within_its_quota(self):
+        # One VCPU a slot, every window holding the same hour: the
+        # project's VCPUs at its peak are the slots admitted.
+        admitted, _ledger, _placement, _hosts, _base = self.race(QUOTA)
+        self.assertLessEqual(sum(admitted.values()), QUOTA)
+        self.assertGreater(sum(admitted.values()), 0)
+
+
+class LeaseRacePostgreSQL(LeaseRace):
+
+    DRIVER = 'postgresql'
