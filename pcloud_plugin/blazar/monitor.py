@@ -15,8 +15,17 @@
 """A polling-only monitor for our Blazar plugins.
 
 Blazar's manager calls a plugin's ``monitor`` every interval it gives;
-our plugins use that to finish clean-ups that failed midway and to retry
-waiting reservations, never for Nova notifications or healing.
+our plugins use that to finish clean-ups that failed midway, to retry
+waiting reservations and to heal (blazar.healing), never for Nova
+notifications.
+
+Healing is one of the polling tasks, every ``[pcloud] healing_interval``
+seconds, rather than Blazar's healing timer (whose interval is in
+minutes): get_healing_interval() is 0 so that Blazar does not run the
+same pass again, and heal() runs one pass at once, answering what it
+changed as Blazar's contract asks, {reservation id: flags}. The flags
+are already on Blazar's reservations when it answers (a pass also clears
+them, which the contract cannot say).
 """
 
 import time
@@ -25,18 +34,25 @@ from blazar.plugins import base
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin import conf
 
 LOG = logging.getLogger(__name__)
+CONF = conf.CONF
 
 
 class PollingMonitor(base.BaseMonitorPlugin):
     """Calls each task's callable every ``interval()`` seconds (tasks
 
     with interval 0 never): Blazar polls at the shortest interval and
-    each task runs when it is due.
+    each task runs when it is due. ``healer``: the plugin's healing pass
+    (a callable answering {reservation id: flags}), a task of its own.
     """
 
-    def __init__(self, *tasks):
+    def __init__(self, *tasks, healer=None):
+        self._healer = healer
+        if healer is not None:
+            tasks += ((self.heal,
+                       lambda: CONF.pcloud.healing_interval),)
         self._tasks = tasks
         self._last = {}
 
@@ -77,7 +93,11 @@ class PollingMonitor(base.BaseMonitorPlugin):
         return {}
 
     def get_healing_interval(self):
+        # Minutes, for Blazar's timer: healing runs among the tasks.
         return 0
 
     def heal(self):
-        return {}
+        """One healing pass now: {reservation id: flags it set}."""
+        if self._healer is None:
+            return {}
+        return self._healer()

@@ -1,0 +1,570 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Healing: reservations that hold a compute that failed are moved.
+
+A compute has failed, for healing, while Nova's os-services says its
+nova-compute service is down or an operator disabled it. Each pass
+(monitor.PollingMonitor, every ``[pcloud] healing_interval`` seconds)
+looks at every reservation of its plugin that holds such a host and ends
+after now:
+
+* one that has not started is placed again for its window on free
+  capacity, through the same engine and ledger claims as admission, the
+  failed hosts (every failed compute, in fact) avoided; its slots or hosts
+  elsewhere stay where they are;
+* one that has started is moved the same way from now on, but only off
+  the failed hosts where none of the lessee's instances run: those are
+  never left behind (seeds/001). A move of a started one changes what
+  its project holds: a usage update event closes what it held until now.
+
+What cannot be placed again keeps its claim on the failed host: it
+overbooks nothing, and it is whole again the moment the host comes back.
+It is degraded: ``missing_resources`` on Blazar's reservation and
+``degraded`` on its lease, as Blazar's own resource monitor sets them,
+and one ``pcloud.healing.degraded`` event each time it becomes so.
+Later passes try it again; once its hosts are all up and enabled again
+(the operator's enable, or a move) the flag is cleared. A started one
+that was moved has ``resources_changed`` set, as Blazar's monitor does.
+
+Our own records keep their state (not started, active): degraded is
+Blazar's flag over them, and the failure Nova reports.
+"""
+
+import collections
+
+from blazar.db import api as blazar_db
+from blazar import status
+from novaclient import exceptions as nova_exc
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from pcloud_plugin.blazar import errors
+from pcloud_plugin.blazar import host_requests as asked
+from pcloud_plugin.blazar import promises
+from pcloud_plugin.capacity import host_windows
+from pcloud_plugin import conf
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin import exception
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+MISSING = 'missing_resources'
+CHANGED = 'resources_changed'
+# What a claim raises when capacity it was checked on moved meanwhile.
+_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected,
+              exception.UnitRuleViolation, exception.InventoryNotFound,
+              exception.ResourceProviderNotFound, exception.HostBusy)
+
+
+class JoinFailed(Exception):
+    """A started reservation moved, but Nova failed it midway."""
+
+
+def _now():
+    return timeutils.utcnow().replace(microsecond=0)
+
+
+class Failures:
+    """The computes that failed, from one read of Nova's os-services.
+
+    ``nova``: a python-novaclient Client (2.53 or later). Compute node
+    providers (named after hypervisors) are matched to their service host
+    through the hypervisors list, read only when something failed.
+    """
+
+    def __init__(self, nova):
+        self._nova = nova
+        self.services = {}
+        for service in nova.services.list(binary='nova-compute'):
+            if service.state == 'down' or getattr(service, 'forced_down',
+                                                  False):
+                self.services[service.host] = 'its nova-compute is down'
+            elif service.status == 'disabled':
+                reason = getattr(service, 'disabled_reason', None)
+                self.services[service.host] = (
+                    'its nova-compute is disabled' +
+                    (' (%s)' % reason if reason else ''))
+        self._nodes = None
+
+    def why(self, host_uuid, host_name, service_host=None):
+        """Why a host (compute node provider) failed, or None."""
+        if not self.services:
+            return None
+        if service_host is None:
+            if self._nodes is None:
+                self._nodes = {
+                    str(hv.id): (getattr(hv, 'service', None) or {}).get(
+                        'host') for hv in self._nova.hypervisors.list()}
+            service_host = self._nodes.get(host_uuid) or host_name
+        return self.services.get(service_host)
+
+
+# --- Blazar's records -------------------------------------------------------
+
+def _settled(row):
+    """Whether the reservation's lease is PENDING or ACTIVE: not being
+
+    started, ended or updated by Blazar's manager right now (the next
+    pass sees it again).
+    """
+    try:
+        lease = blazar_db.lease_get(row['lease_id'])
+    except Exception:
+        LOG.exception('Could not read Blazar lease %s', row['lease_id'])
+        return False
+    return lease is not None and lease['status'] in (
+        status.lease.PENDING, status.lease.ACTIVE)
+
+
+def _blazar_reservation(reservation_id):
+    try:
+        return blazar_db.reservation_get(reservation_id)
+    except Exception:
+        LOG.exception('Could not read Blazar reservation %s', reservation_id)
+        return None
+
+
+def _set_flag(reservation_id, flag, flags):
+    """Set a flag on Blazar's reservation and degraded on its lease;
+
+    False if it was set already (or Blazar has no such reservation).
+    """
+    found = _blazar_reservation(reservation_id)
+    if found is None or found[flag]:
+        return False
+    blazar_db.reservation_update(reservation_id, {flag: True})
+    blazar_db.lease_update(found['lease_id'], {'degraded': True})
+    flags.setdefault(reservation_id, {})[flag] = True
+    return True
+
+
+def degrade(notifier, resource_type, row, hosts, why, flags):
+    """Flag a reservation that could not be healed; its event once.
+
+    ``hosts``: {name the lessee knows: why that compute failed}.
+    """
+    rid = row['reservation_id']
+    why = '%s: %s' % ('; '.join('%s %s' % (name, failed) for name, failed
+                                in sorted(hosts.items())), why)
+    if _set_flag(rid, MISSING, flags):
+        LOG.warning('%s reservation %s is degraded: %s', resource_type,
+                    rid, why)
+        notifier.reservation_degraded(resource_type, row, list(hosts), why)
+
+
+def restore(resource_type, whole, flags):
+    """Clear missing_resources of the reservations of ``resource_type``
+
+    for which ``whole(reservation id)`` is True (False: still degraded;
+    None: not healing's to say), and degraded on their leases when none
+    of their reservations is flagged any more.
+    """
+    for found in blazar_db.reservation_get_all_by_values(
+            resource_type=resource_type, missing_resources=True):
+        rid = found['id']
+        try:
+            if not whole(rid):
+                continue
+            blazar_db.reservation_update(rid, {MISSING: False})
+            flags.setdefault(rid, {})[MISSING] = False
+            LOG.info('Reservation %s is whole again', rid)
+            siblings = blazar_db.reservation_get_all_by_lease_id(
+                found['lease_id'])
+            if not any(s[MISSING] or s[CHANGED] for s in siblings):
+                blazar_db.lease_update(found['lease_id'],
+                                       {'degraded': False})
+        except Exception:
+            LOG.exception('Could not clear the flags of reservation %s',
+                          rid)
+
+
+# --- virtual:instance --------------------------------------------------------
+
+def kept_amounts(amounts, forest, leaving, slots, moving, per_slot):
+    """What a claim keeps when ``moving`` slots leave the hosts (roots)
+
+    ``leaving``: all it has on their trees, and what they took from
+    sharing providers (per slot, less what their trees gave), taken
+    from sharing providers in name order.
+    """
+    kept, from_trees = {}, collections.Counter()
+    for rp, res in amounts.items():
+        root = forest[rp].root_uuid if rp in forest.providers else None
+        if root in leaving:
+            from_trees.update(res)
+        else:
+            kept[rp] = dict(res)
+    short = {rc: max(0, n * moving - from_trees[rc])
+             for rc, n in per_slot.items()}
+    own = {s['host_uuid'] for s in slots}
+    for rp in sorted(kept, key=lambda u: forest[u].name
+                     if u in forest.providers else u):
+        root = forest[rp].root_uuid if rp in forest.providers else rp
+        if root in own:
+            continue
+        for rc in kept[rp]:
+            taken = min(short.get(rc, 0), kept[rp][rc])
+            kept[rp][rc] -= taken
+            short[rc] = short.get(rc, 0) - taken
+    return {rp: {rc: n for rc, n in res.items() if n}
+            for rp, res in kept.items() if any(res.values())}
+
+
+def heal_instances(plugin):
+    """One pass for the virtual:instance plugin: {rid: flags set}."""
+    ctx = plugin._ctx()
+    failures = Failures(plugin.nova().nova)
+    flags = {}
+    for row in res_db.list_reservations(ctx, ending_after=_now()):
+        if row['state'] == res_db.ENDING:
+            continue
+        bad = {s['host_uuid']: why for s in row['slots']
+               for why in [failures.why(s['host_uuid'], s['host_name'])]
+               if why}
+        if not bad or not _settled(row):
+            continue
+        try:
+            _heal_instance(plugin, row, bad, failures, flags)
+        except Exception:
+            LOG.exception('Could not heal reservation %s',
+                          row['reservation_id'])
+
+    def whole(rid):
+        try:
+            row = res_db.get(ctx, rid)
+        except res_db.ReservationNotFound:
+            return None
+        return not any(failures.why(s['host_uuid'], s['host_name'])
+                       for s in row['slots'])
+
+    restore(plugin.resource_type, whole, flags)
+    return flags
+
+
+def _heal_instance(plugin, row, bad, failures, flags):
+    rid = row['reservation_id']
+    names = {s['host_uuid']: s['host_name'] for s in row['slots']}
+    stuck = set()
+    if row['state'] == res_db.ACTIVE:
+        placement = plugin.placement()
+        stuck = {s['host_uuid'] for s in row['slots']
+                 if s['host_uuid'] in bad and s['placed'] and
+                 placement.slots_in_use(s['host_uuid'],
+                                        row['resource_class'])}
+    movable = set(bad) - stuck
+    if movable:
+        try:
+            _move_slots(plugin, row, movable,
+                        set(bad) | _failed_roots(plugin, failures))
+        except (errors.CapacityRefused, promises.NoRoomInPlacement) as e:
+            degrade(plugin.notifier, plugin.resource_type, row,
+                    {names[h]: bad[h] for h in bad},
+                    'no free capacity to move it to: %s' % e, flags)
+            return
+        LOG.warning('Reservation %s moved off %s: %s', rid,
+                    ', '.join(sorted(names[h] for h in movable)),
+                    '; '.join(sorted(set(bad[h] for h in movable))))
+        if row['state'] == res_db.ACTIVE:
+            _set_flag(rid, CHANGED, flags)
+    if stuck:
+        degrade(plugin.notifier, plugin.resource_type, row,
+                {names[h]: bad[h] for h in stuck},
+                'instances booted into it run there', flags)
+
+
+def _failed_roots(plugin, failures):
+    """Root providers of every failed compute the ledger knows."""
+    if not failures.services:
+        return set()
+    forest = db_snapshots.load_forest(plugin._ctx())
+    return {p.uuid for p in forest if p.parent_uuid is None and
+            failures.why(p.uuid, p.name)}
+
+
+def _move_slots(plugin, row, movable, avoid):
+    """Place again the slots on ``movable`` hosts and move the claim
+
+    there (avoiding ``avoid``); the others stay. For a started one, its
+    Placement inventory and aggregate follow, from now on.
+    """
+    # Not at the top: the plugin imports this module.
+    from pcloud_plugin.blazar import instance_plugin as ip
+
+    ctx = plugin._ctx()
+    rid = row['reservation_id']
+    active = row['state'] == res_db.ACTIVE
+    held = db_api.get_claims(ctx, rid)
+    params = {p: row[p] for p in ip.PARAMS}
+    moving = sum(s['slots'] for s in row['slots']
+                 if s['host_uuid'] in movable)
+    staying = [s for s in row['slots'] if s['host_uuid'] not in movable]
+    kept = kept_amounts(held['amounts'], db_snapshots.load_forest(ctx),
+                        movable, row['slots'], moving, ip._per_slot(params))
+    start = max(held['start'], _now()) if active else held['start']
+    end = row['end_time']
+    hosts = {s['host_uuid'] for s in staying}
+    where = {'avoid_hosts': set(avoid)}
+    if params['affinity'] is False:
+        where['avoid_hosts'] |= hosts
+    elif params['affinity'] is True and hosts:
+        where = {'only_hosts': hosts - set(avoid)}
+    else:
+        where['preferred'] = sorted(hosts)
+    request = plugin._slot_request(params, amount=moving)
+    last = None
+    for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+        plan = plugin._place(request, start, end,
+                             discounted=held['amounts'], consumer=rid,
+                             held=kept, **where)
+        try:
+            db_api.change_claim(ctx, rid, amounts=ip._merge(kept,
+                                                            plan.amounts),
+                                start=start, end=end)
+            break
+        except _LOST_RACE as e:
+            last = e
+    else:
+        raise plugin._refused(request, start, end, last)
+    slots = ip._grown_slots(staying, plan)
+
+    def undo():
+        db_api.change_claim(ctx, rid, amounts=held['amounts'],
+                            start=held['start'], end=held['end'])
+        res_db.update(ctx, rid, slots=row['slots'])
+
+    if not active:
+        try:
+            plugin.promises().sync(set(held['amounts']) | set(
+                plan.amounts))
+        except promises.NoRoomInPlacement:
+            undo()
+            raise
+        res_db.update(ctx, rid, slots=slots)
+        return
+    res_db.update(ctx, rid, slots=slots)
+    try:
+        plugin._place_slots(res_db.get(ctx, rid))
+    except Exception as e:
+        LOG.exception('Could not move reservation %s in Nova or '
+                      'Placement; undoing it', rid)
+        undo()
+        plugin._shrink_back(row, slots)
+        raise errors.CapacityRefused('Nova or Placement failed: %s' % e)
+    _leave_hosts(plugin, row, movable)
+    plugin.promises().sync(set(held['amounts']))
+    plugin._notify_change(row, held, start)
+
+
+def _leave_hosts(plugin, row, hosts):
+    """A started reservation's slots gone from ``hosts``: its Placement
+
+    inventory there and the hosts' membership of its aggregate (best
+    effort: what is left is removed with the reservation).
+    """
+    nova = plugin.nova()
+    for slot in row['slots']:
+        if slot['host_uuid'] not in hosts:
+            continue
+        try:
+            if slot['placed']:
+                plugin.placement().remove_slots(slot['host_uuid'],
+                                                row['resource_class'])
+            if row['aggregate_id']:
+                nova.nova.aggregates.remove_host(
+                    row['aggregate_id'], nova.service_host(
+                        slot['host_uuid'], slot['host_name']))
+        except nova_exc.NotFound:
+            pass
+        except Exception:
+            LOG.exception('Could not take reservation %s off %s',
+                          row['reservation_id'], slot['host_name'])
+
+
+# --- pcloud:host -------------------------------------------------------------
+
+def heal_hosts(plugin):
+    """One pass for the pcloud:host plugin: {rid: flags set}."""
+    ctx = plugin._ctx()
+    failures = Failures(plugin.nova())
+    flags = {}
+    for row in host_db.list_reservations(
+            ctx, states=[host_db.INACTIVE, host_db.ACTIVE],
+            ending_after=_now()):
+        bad = {h['host_uuid']: why for h in row['hosts']
+               for why in [failures.why(h['host_uuid'], h['host_name'],
+                                        h['service_host'])] if why}
+        if (bad or not all(h['joined'] for h in row['hosts'])) and \
+                not _settled(row):
+            continue
+        try:
+            if bad:
+                _heal_host_lease(plugin, row, bad, failures, flags)
+            elif not all(h['joined'] for h in row['hosts']) and (
+                    row['state'] == host_db.ACTIVE and
+                    _flagged(row['reservation_id'])):
+                # Moved, but its new hosts did not all join.
+                plugin._join(row)
+        except Exception:
+            LOG.exception('Could not heal host reservation %s',
+                          row['reservation_id'])
+
+    def whole(rid):
+        try:
+            row = host_db.get(ctx, rid)
+        except host_db.HostReservationNotFound:
+            return None
+        if row['state'] not in (host_db.INACTIVE, host_db.ACTIVE):
+            return None  # waiting (BEST-EFFORT) has the flag too
+        return not any(failures.why(h['host_uuid'], h['host_name'],
+                                    h['service_host'])
+                       for h in row['hosts']) and (
+            row['state'] == host_db.INACTIVE or
+            all(h['joined'] for h in row['hosts']))
+
+    restore(plugin.resource_type, whole, flags)
+    return flags
+
+
+def _flagged(reservation_id):
+    found = _blazar_reservation(reservation_id)
+    return bool(found and found[MISSING])
+
+
+def _servers_on(plugin, host):
+    return plugin.nova().servers.list(search_opts={
+        'all_tenants': True, 'host': host['service_host']})
+
+
+def _heal_host_lease(plugin, row, bad, failures, flags):
+    rid = row['reservation_id']
+    names = {h['host_uuid']: h['name'] for h in row['hosts']}
+    active = row['state'] == host_db.ACTIVE
+    # A leased host is handed over empty: what runs there is the
+    # lessee's (or its pcloud's tenants').
+    stuck = {h['host_uuid'] for h in row['hosts']
+             if active and h['host_uuid'] in bad and _servers_on(plugin, h)}
+    movable = [h for h in row['hosts']
+               if h['host_uuid'] in bad and h['host_uuid'] not in stuck]
+    if movable:
+        try:
+            _replace_hosts(plugin, row, movable, failures)
+        except errors.CapacityRefused as e:
+            degrade(plugin.notifier, plugin.resource_type, row,
+                    {names[h]: bad[h] for h in bad},
+                    'no free host to move it to: %s' % e, flags)
+            return
+        except JoinFailed as e:
+            degrade(plugin.notifier, plugin.resource_type, row,
+                    {h['name']: bad[h['host_uuid']] for h in movable},
+                    str(e), flags)
+            return
+        LOG.warning('Host reservation %s moved off %s', rid,
+                    ', '.join(sorted(h['host_name'] for h in movable)))
+        if active:
+            _set_flag(rid, CHANGED, flags)
+    if stuck:
+        degrade(plugin.notifier, plugin.resource_type, row,
+                {names[h]: bad[h] for h in stuck},
+                'instances of its pcloud run there', flags)
+
+
+def _replace_hosts(plugin, row, movable, failures):
+    """Pick free hosts in place of ``movable`` as admission picks them
+
+    (eligible, free in the window, no failed compute; a started one's
+    empty too) and claim the reservation's hosts whole again; a started
+    one's new hosts join its pcloud under the names of those they
+    replace, which leave it.
+    """
+    ctx = plugin._ctx()
+    rid = row['reservation_id']
+    active = row['state'] == host_db.ACTIVE
+    held_from = plugin._held_since(row) if active else None
+    params = asked.params_of(row)
+    start = max(row['start_time'], _now()) if active else row['start_time']
+    end = row['end_time']
+    leaving = {h['host_uuid'] for h in movable}
+    taken = {h['host_uuid'] for h in row['hosts']}
+    last = None
+    for _attempt in range(CONF.pcloud_host.admission_retries + 1):
+        eligible = [h for h in asked.eligible_hosts(
+            db_snapshots.load_forest(ctx), plugin.pools(), params,
+            host_db.joined_service_hosts(ctx))
+            if h['host_uuid'] not in taken and not failures.why(
+                h['host_uuid'], h['host_name'], h['service_host'])]
+        busy = host_db.busy_intervals(
+            ctx, [h['host_uuid'] for h in eligible], start, before=end,
+            exclude_consumer=rid)
+        free = []
+        for host in eligible:
+            if len(free) == len(movable):
+                break
+            # A started one's must be empty too: asked only of those free.
+            if host_windows.is_free(busy[host['host_uuid']], start, end) \
+                    and not (active and _servers_on(plugin, host)):
+                free.append(host)
+        if len(free) < len(movable):
+            raise errors.CapacityRefused(
+                'Cannot place again %d host(s) of reservation %s from %s '
+                'to %s: %d of the eligible hosts are free, up and empty.'
+                % (len(movable), rid, start, end, len(free)))
+        new = []
+        for old, host in zip(movable, free):
+            new.append(dict(host, name=old['name'], joined=False))
+        hosts = [h for h in row['hosts']
+                 if h['host_uuid'] not in leaving] + new
+        try:
+            host_db.claim_hosts(ctx, rid, [h['host_uuid'] for h in hosts],
+                                start, end, replace=True)
+            break
+        except _LOST_RACE as e:
+            last = e
+    else:
+        raise errors.CapacityRefused(
+            'Cannot place again reservation %s: concurrent leases kept '
+            'taking the hosts picked (%s).' % (rid, last))
+    if not active:
+        host_db.update(ctx, rid, hosts=hosts)
+        return
+    gone = dict(row, hosts=[dict(h) for h in movable], aggregate_id=None)
+    if not plugin._leave(gone):
+        # Still in the pcloud: it keeps them, and its old claim.
+        host_db.claim_hosts(ctx, rid,
+                            [h['host_uuid'] for h in row['hosts']],
+                            row['start_time'], end, replace=True)
+        raise errors.CapacityRefused('Nova failed while taking the failed '
+                                     'hosts out of its pcloud.')
+    for host in movable:
+        try:
+            plugin.nova().aggregates.remove_host(row['aggregate_id'],
+                                                 host['service_host'])
+        except nova_exc.NotFound:
+            pass
+        except Exception:
+            LOG.exception('Could not take %s out of the aggregate of '
+                          'reservation %s', host['host_name'], rid)
+    host_db.update(ctx, rid, hosts=hosts)
+    plugin.notifier.host_reservation_changed(
+        row, host_db.get(ctx, rid), held_from, start)
+    try:
+        plugin._join(host_db.get(ctx, rid))
+    except Exception as e:
+        # Degraded until a later pass has them join.
+        LOG.exception('Could not put the new hosts of reservation %s in '
+                      'its pcloud', rid)
+        raise JoinFailed('its new hosts could not join its pcloud: %s' % e)
