@@ -1,0 +1,172 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Offerings: when could a reservation be had, from the ledger.
+
+"N hosts of host flavor X for D" (a pcloud:host reservation) or "N slots
+of this flavor for D" (virtual:instance): the ``count`` earliest windows
+of length D, from a moment on, in which the reservation would be
+admitted now.
+
+Which windows: a window that fits can slide earlier until it meets the
+end of a claim or the moment asked from, and still fit (nothing ends in
+between, so nothing it needs is freed there). So the starts looked at are
+that moment and every later moment at which a ledger claim ends (one
+that could matter: on an eligible host for whole hosts, of a resource
+class the slot takes for slots), each rounded up to the minute as Blazar
+takes lease dates; the answer is the first ``count`` of them at which the
+reservation fits, in order. They are distinct starts, each where some
+capacity is freed, not the same window shifted by a second; windows may
+overlap one another.
+
+Each start is checked by what admission uses: for whole hosts the
+eligible hosts of blazar.host_requests and capacity.host_windows' free
+test, for slots blazar.slots.place_indexed() on the ledger's slot index
+(or place() over the window's forest where the index cannot tell), with
+the exclusions admission makes (pclouds, host flavor pools,
+Blazar's own hosts). A window answered is what a lease made at once
+would be admitted for; the quota is not checked here, and another lease
+may take it first. Nothing is claimed.
+
+Pure reads of the ledger and of Nova's aggregates, so the Pcloud API
+answers them in blazar-api.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from pcloud_plugin.blazar import host_requests
+from pcloud_plugin.blazar import slots as slots_mod
+from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import conf
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import models
+from pcloud_plugin.db import snapshots as db_snapshots
+
+CONF = conf.CONF
+
+MINUTE = datetime.timedelta(minutes=1)
+# At most this many windows an answer.
+MAX_COUNT = 20
+DEFAULT_COUNT = 5
+# Starts looked at beyond the first: a request that fits nowhere soon
+# stops here and says up to when it looked (``searched_until``).
+MAX_STARTS = 2000
+
+_ALLOC = models.Allocation.__table__
+_RC = models.ResourceClass.__table__
+
+
+def ceil_minute(moment):
+    """moment, rounded up to a whole minute."""
+    over = moment - moment.replace(second=0, microsecond=0)
+    return moment if not over else moment - over + MINUTE
+
+
+def candidate_starts(not_before, ends):
+    """Sorted distinct starts: not_before and each end after it, rounded
+
+    up to the minute.
+    """
+    first = ceil_minute(not_before)
+    starts = {first}
+    starts.update(ceil_minute(end) for end in ends
+                  if not_before < end < window_mod.FOREVER)
+    return sorted(s for s in starts if s >= first)
+
+
+def _window(start, end, amount):
+    return {'start': start, 'end': end, 'amount': amount}
+
+
+def _search(starts, duration, count, fits, amount):
+    """(windows, searched_until): the first ``count`` starts at which
+
+    fits(start, end) holds, looking at MAX_STARTS + 1 starts at most.
+    """
+    found, last = [], None
+    for n, start in enumerate(starts):
+        end = start + duration
+        if end >= window_mod.FOREVER or n > MAX_STARTS:
+            break
+        last = start
+        if fits(start, end):
+            found.append(_window(start, end, amount))
+            if len(found) == count:
+                break
+    return found, last
+
+
+def host_offerings(context, forest, pools, params, duration, not_before,
+                   count=DEFAULT_COUNT):
+    """The windows of a pcloud:host reservation's terms (``params``:
+
+    amount, host_flavor, availability_zone, required_traits, as
+    host_requests.parse_terms gives them). (windows, searched_until).
+    """
+    leased = host_db.joined_service_hosts(context)
+    hosts = host_requests.eligible_hosts(forest, pools, params, leased)
+    amount = params['amount']
+    if len(hosts) < amount:
+        return [], None
+    order = [h['host_uuid'] for h in hosts]
+    busy = host_db.busy_intervals(context, order, not_before)
+    ends = (end for intervals in busy.values() for _start, end in intervals)
+
+    def fits(start, end):
+        return len(host_windows.free_hosts(busy, start, end, order)) >= amount
+
+    return _search(candidate_starts(not_before, ends), duration, count,
+                   fits, amount)
+
+
+@db_api.retry_on_deadlock
+def claim_ends(context, not_before, classes):
+    """Distinct ends after not_before of ledger claims of ``classes``."""
+    query = (sa.select(_ALLOC.c.end_time).distinct()
+             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+             .where(_ALLOC.c.end_time > not_before,
+                    _ALLOC.c.end_time < window_mod.FOREVER,
+                    _ALLOC.c.used > 0,
+                    _RC.c.name.in_(sorted(classes))))
+    with db_api.reader(context) as session:
+        return list(session.execute(query).scalars())
+
+
+def slot_offerings(context, request, duration, not_before,
+                   count=DEFAULT_COUNT):
+    """The windows of a virtual:instance reservation (``request``: a
+
+    blazar.slots.SlotRequest with admission's exclusions).
+    (windows, searched_until).
+    """
+    ends = claim_ends(context, not_before, request.resources)
+    limit = CONF.pcloud_instance.max_candidates
+
+    def fits(start, end):
+        # As admission lays them: from the slot index where it can tell.
+        try:
+            if slots_mod.place_indexed(
+                    db_snapshots.load_slot_index(context), request, start, end,
+                    max_candidates=limit) is None:
+                slots_mod.place(db_snapshots.load_forest(context, start, end),
+                                request, max_candidates=limit)
+        except slots_mod.SlotsUnavailable:
+            return False
+        return True
+
+    return _search(candidate_starts(not_before, ends), duration, count,
+                   fits, request.amount)
