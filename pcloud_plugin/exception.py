@@ -228,3 +228,12 @@ class HostBusy(Conflict):
     """A whole-host claim met another consumer's claim on the host."""
     msg_fmt = ('Host %(host)s is not free during %(window)s: %(consumer)s '
                'holds part of it from %(start)s to %(end)s.')
+
+
+# What a claim raises when the capacity its plan was made on moved: a
+# concurrent lease took it first, or the Placement mirror changed the
+# provider's inventory (its max_unit, a class) or dropped the provider.
+# The plan is made again.
+PLAN_OUTDATED = (CapacityExceeded, ConcurrentUpdateDetected,
+                 UnitRuleViolation, InventoryNotFound,
+                 ResourceProviderNotFound)

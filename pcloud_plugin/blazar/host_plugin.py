@@ -52,7 +52,7 @@ seeds/000 names hosts, and a per-reservation aggregate
 ``pcloud-lease:<reservation id>`` with ``filter_lease_id=<lease id>``
 (seeds/001). At end they are disabled, leave both and the claim is
 released; their instances keep running, but nothing new is scheduled on
-them.
+them (blazar.host_lifecycle, which also finishes what crashes left).
 
 The state of each reservation is in the ledger's pcloud_host_reservations
 table (INACTIVE, IN-PROGRESS, ACTIVE, TIMEDOUT, ENDED) and in Blazar's
@@ -68,13 +68,14 @@ from blazar import context as blazar_context
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from blazar import status
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_requests as asked
+from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
@@ -87,7 +88,7 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
-from pcloud_plugin.db import intents
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
@@ -99,64 +100,21 @@ CONF = conf.CONF
 
 RESOURCE_TYPE = 'pcloud:host'
 
-AGGREGATE_PREFIX = 'pcloud-lease:'
 # The fault-injection step name (pcloud_plugin.faults) of admissions.
 ADMISSION = 'admission'
-FILTER_KEY = 'filter_lease_id'
-RESERVATION_KEY = 'pcloud:reservation_id'
 
-PUBLISHER = 'pcloud.host-reservation'
-EVENT_PREFIX = 'pcloud.host_reservation.'
+PUBLISHER = usage.HOST_PUBLISHER
+EVENT_PREFIX = usage.HOST_EVENT_PREFIX
 _LOST_RACE = (exception.HostBusy, exception.ConcurrentUpdateDetected)
 
-
-def event_type(state):
-    """pcloud.host_reservation.<state>, e.g. ...in_progress."""
-    return EVENT_PREFIX + state.lower().replace('-', '_')
-
-
-def _moment(value):
-    return value.isoformat() if value is not None else None
+# The event bodies and their notifier are notifications.usage's.
+event_type = usage.host_event_type
+payload = usage.host_payload
+HostUsageNotifier = usage.HostUsageNotifier
 
 
-def payload(row, previous=None):
-    """The event body of a reservation record (host_reservations.get).
-
-    Hosts are given by their names in the pcloud only (seeds/000: users
-    never learn the real host names).
-    """
-    return {
-        'reservation_id': row['reservation_id'],
-        'lease_id': row['lease_id'],
-        'project_id': row['project_id'],
-        'resource_type': RESOURCE_TYPE,
-        'pcloud_id': row['pcloud_id'],
-        'host_flavor': row['host_flavor'],
-        'amount': row['amount'],
-        'lease_type': row['lease_type'],
-        'state': row['state'],
-        'previous_state': previous,
-        'start': _moment(row['start_time']),
-        'end': _moment(row['end_time']),
-        'deadline': _moment(row['deadline']),
-        'at': timeutils.utcnow().isoformat(),
-        'hosts': [h['name'] for h in row['hosts']],
-    }
-
-
-class HostUsageNotifier(usage.UsageNotifier):
-    """Usage events of pcloud:host reservations, one per state entered."""
-
-    def __init__(self, conf_, **kwargs):
-        kwargs.setdefault('publisher_id', PUBLISHER)
-        super().__init__(conf_, **kwargs)
-
-    def state_entered(self, row, previous=None):
-        self._send({'project_id': row['project_id']},
-                   event_type(row['state']), payload(row, previous))
-
-
-class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
+class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
+                       hosts_view.LedgerHostsPlugin):
     """Whole hosts of a host flavor leased into a pcloud."""
 
     resource_type = RESOURCE_TYPE
@@ -171,12 +129,18 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
         self.monitor = monitor.PollingMonitor(
             (self.poll, lambda: CONF.pcloud_host.retry_interval),
             (lambda: self.mirror_placement(),
-             lambda: CONF.pcloud.placement_mirror_interval))
+             lambda: CONF.pcloud.placement_mirror_interval),
+            healer=self.heal)
         self.notifier = HostUsageNotifier(CONF)
         self._nova = None
         self._pclouds = None
 
     # --- helpers ---------------------------------------------------------
+
+    def pclouds(self):
+        if self._pclouds is None:
+            self._pclouds = pcloud_service.PcloudService(self.nova())
+        return self._pclouds
 
     def nova(self):
         if self._nova is None:
@@ -243,10 +207,33 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
             LOG.exception('Could not record %s on Blazar reservation %s',
                           values, reservation_id)
 
-    def _notify(self, reservation_id, previous):
+    def _notify(self, reservation_id, previous, held_from=None,
+                held_to=None):
+        """The event of the state the reservation entered; held_from set
+
+        when it holds its hosts (usage.record), held_to when that ends.
+        """
         row = host_db.get(self._ctx(), reservation_id)
-        self.notifier.state_entered(row, previous)
+        self.notifier.state_entered(row, previous, held_from, held_to)
         return row
+
+    def _held_since(self, row):
+        """Where its hosts' interval began: its claim's start."""
+        return usage.held_since(
+            db_api.get_claims(self._ctx(), row['reservation_id']),
+            row['start_time'])
+
+    def _notify_end(self, row):
+        """The record of what an active reservation held, closed now; sent
+
+        before its claim goes, so that a crash sends it again (the same
+        record_id) rather than never.
+        """
+        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
+        self.notifier.state_entered(
+            dict(row, state=host_db.ENDED), row['state'],
+            usage.held_since(claims, row['start_time']),
+            usage.held_until(claims))
 
     # --- admission -------------------------------------------------------
 
@@ -258,7 +245,7 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
         """
         ctx = self._ctx()
         pools = self.pools()
-        forest = db_api.load_forest(ctx)
+        forest = db_snapshots.load_forest(ctx)
         hosts = asked.eligible_hosts(forest, pools, params,
                                      host_db.joined_service_hosts(ctx))
         roots = [h['host_uuid'] for h in hosts]
@@ -389,7 +376,13 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
                 params, lease_id=values['lease_id'], project_id=project_id,
                 start_time=start, end_time=end, state=state,
                 deadline=asked.deadline(params, start)), hosts)
+            # As for instance reservations: a concurrent admission of the
+            # project may have passed the check too; what is committed now
+            # decides, and the one over the limit undoes itself.
+            self._check_quota(project_id, params, start, end,
+                              exclude=reservation_id)
         except Exception:
+            host_db.delete(self._ctx(), reservation_id)
             db_api.release(self._ctx(), reservation_id)
             raise
         if state == host_db.IN_PROGRESS:
@@ -475,291 +468,6 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
                 LOG.exception('Could not check waiting reservation %s', rid)
         return result
 
-    # --- lifecycle -------------------------------------------------------
-
-    def _lease_aggregate(self, row):
-        if row['aggregate_id']:
-            return row['aggregate_id']
-        faults.step(reconcile.LEASE_START, 'aggregate')
-        nova_objects = resources.NovaObjects(self.nova())
-        # The window too: the PcloudFilter lets boots in only within it.
-        metadata = codec.lease_window_metadata(
-            row['pcloud_id'], row['start_time'], row['end_time'])
-        metadata.update({FILTER_KEY: row['lease_id'],
-                         RESERVATION_KEY: row['reservation_id']})
-        aggregate_id = nova_objects.create_aggregate(
-            AGGREGATE_PREFIX + row['reservation_id'], metadata)
-        host_db.update(self._ctx(), row['reservation_id'],
-                       aggregate_id=aggregate_id)
-        row['aggregate_id'] = aggregate_id
-        return aggregate_id
-
-    def _join(self, row):
-        """Put the hosts in the pcloud (named, enabled) and the lease's
-
-        aggregate; each host is recorded as it joins.
-        """
-        nova = self.nova()
-        pcloud = self.pools().pclouds.get(row['pcloud_id'])
-        if pcloud is None:
-            raise exception.PcloudNotFound(pcloud_id=row['pcloud_id'])
-        lease_agg = self._lease_aggregate(row)
-        for host in row['hosts']:
-            if not host['joined']:
-                # The names first, so the pcloud knows the host as it
-                # joins; forgotten again if it cannot join.
-                names = {codec.host_key(host['name']): host['host_name'],
-                         codec.host_state_key(host['host_name']):
-                             codec.ENABLED}
-                faults.step(reconcile.LEASE_START, 'name')
-                nova.aggregates.set_metadata(pcloud.id, names)
-                try:
-                    faults.step(reconcile.LEASE_START, 'add')
-                    self._add_host(pcloud.id, host['service_host'])
-                except Exception:
-                    try:
-                        nova.aggregates.set_metadata(
-                            pcloud.id, dict.fromkeys(names))
-                    except Exception:
-                        LOG.exception('Could not forget host %s in pcloud '
-                                      '%s', host['name'], row['pcloud_id'])
-                    raise
-                faults.step(reconcile.LEASE_START, 'joined')
-                host_db.set_joined(self._ctx(), row['reservation_id'],
-                                   host['host_uuid'], True)
-                host['joined'] = True
-            # The pcloud's allocation ratios while it is in it (again
-            # after a crash: it is safe to).
-            self.pclouds().lend_ratios(pcloud, host['host_name'])
-            faults.step(reconcile.LEASE_START, 'lease-aggregate')
-            self._add_host(lease_agg, host['service_host'])
-
-    def _add_host(self, aggregate_id, host):
-        try:
-            self.nova().aggregates.add_host(aggregate_id, host)
-        except nova_exc.Conflict:
-            pass  # already a member
-
-    def _leave(self, row):
-        """Disable the hosts, take them out of the pcloud and delete the
-
-        lease's aggregate. True when all is done; what failed is retried
-        by sweep(). Their instances keep running.
-        """
-        nova = self.nova()
-        done = True
-        pcloud = self.pools().pclouds.get(row['pcloud_id'])
-        for host in row['hosts']:
-            if not host['joined']:
-                if pcloud is not None and not self._forget_unjoined(
-                        pcloud, host):
-                    done = False
-                continue
-            try:
-                if pcloud is not None:
-                    faults.step(reconcile.LEASE_END, 'disable')
-                    nova.aggregates.set_metadata(pcloud.id, {
-                        codec.host_state_key(host['host_name']):
-                            codec.DISABLED})
-                    self.pclouds().restore_ratios(pcloud,
-                                                  host['host_name'])
-                    faults.step(reconcile.LEASE_END, 'remove')
-                    try:
-                        nova.aggregates.remove_host(pcloud.id,
-                                                    host['service_host'])
-                    except nova_exc.NotFound:
-                        pass
-                    faults.step(reconcile.LEASE_END, 'forget')
-                    nova.aggregates.set_metadata(pcloud.id, {
-                        codec.host_key(host['name']): None,
-                        codec.host_state_key(host['host_name']): None})
-                faults.step(reconcile.LEASE_END, 'left')
-                host_db.set_joined(self._ctx(), row['reservation_id'],
-                                   host['host_uuid'], False)
-                host['joined'] = False
-            except Exception:
-                LOG.exception('Could not take host %s of reservation %s out '
-                              'of pcloud %s', host['name'],
-                              row['reservation_id'], row['pcloud_id'])
-                done = False
-        if row['aggregate_id']:
-            try:
-                faults.step(reconcile.LEASE_END, 'aggregate')
-                resources.NovaObjects(nova).delete_aggregate(
-                    row['aggregate_id'])
-                host_db.update(self._ctx(), row['reservation_id'],
-                               aggregate_id=None)
-            except Exception:
-                LOG.exception('Could not delete aggregate %s of reservation '
-                              '%s', row['aggregate_id'],
-                              row['reservation_id'])
-                done = False
-        return done
-
-    def _forget_unjoined(self, pcloud, host):
-        """Forget the names a join that failed wrote for a host that is
-
-        not in the pcloud (its own rollback may have failed too).
-        """
-        key = codec.host_key(host['name'])
-        if (pcloud.metadata.get(key) != host['host_name']
-                or host['service_host'] in (pcloud.hosts or ())):
-            return True
-        try:
-            self.pclouds().restore_ratios(pcloud, host['host_name'])
-            self.nova().aggregates.set_metadata(pcloud.id, {
-                key: None, codec.host_state_key(host['host_name']): None})
-        except Exception:
-            LOG.exception('Could not forget host %s in pcloud %s',
-                          host['name'], pcloud.id)
-            return False
-        return True
-
-    def _activate(self, row, previous=None):
-        """Put the hosts in the pcloud, once a BEST-EFFORT reservation's
-
-        are empty of other projects' instances; returns the new state.
-        """
-        rid = row['reservation_id']
-        ctx = self._ctx()
-        waiting = self._vacate(row, previous or row['state'])
-        if waiting:
-            return waiting
-        if self._occupants(row) is None:
-            row = self._empty_hosts(row)
-            if row is None:
-                # BEST-EFFORT: other hosts may come free before its end.
-                return self._wait_for_hosts(rid, previous or host_db.INACTIVE)
-        try:
-            self._join(row)
-        except Exception as e:
-            LOG.exception('Starting reservation %s failed; undoing it', rid)
-            self._leave(host_db.get(ctx, rid))
-            raise mgr_exc.EventError(
-                error='Nova failed while starting host reservation %s: %s'
-                      % (rid, e))
-        faults.step(reconcile.LEASE_START, 'active')
-        host_db.update(ctx, rid, state=host_db.ACTIVE)
-        self._blazar_status(rid, missing_resources=False)
-        self._notify(rid, previous or row['state'])
-        return host_db.ACTIVE
-
-    def _row(self, resource_id):
-        try:
-            return host_db.get(self._ctx(), resource_id)
-        except host_db.HostReservationNotFound as e:
-            raise mgr_exc.EventError(error=e.message)
-
-    def _record(self, operation, row):
-        reconcile.record_event(self._ctx(), operation, row['reservation_id'],
-                               row['lease_id'], RESOURCE_TYPE)
-
-    def on_start(self, resource_id):
-        row = self._row(resource_id)
-        self._record(reconcile.LEASE_START, row)
-        if row['state'] == host_db.INACTIVE:
-            self._activate(row)
-        elif row['state'] == host_db.ACTIVE:
-            # Run again after a crash left Blazar's side unfinished.
-            self._join(row)
-        elif row['state'] == host_db.IN_PROGRESS:
-            if self._try_waiting(row, True) == host_db.TIMEDOUT:
-                raise mgr_exc.EventError(
-                    error='BEST-EFFORT reservation %s timed out'
-                    % resource_id)
-        else:
-            raise mgr_exc.EventError(
-                error='Host reservation %s cannot start from %s'
-                % (resource_id, row['state']))
-
-    def on_end(self, resource_id):
-        ctx = self._ctx()
-        try:
-            row = host_db.get(ctx, resource_id)
-        except host_db.HostReservationNotFound:
-            LOG.info('Host reservation %s is already gone', resource_id)
-            return
-        if row['state'] == host_db.ENDED:
-            return
-        self._record(reconcile.LEASE_END, row)
-        self._leave(row)
-        faults.step(reconcile.LEASE_END, 'release')
-        db_api.release(ctx, resource_id)
-        faults.step(reconcile.LEASE_END, 'ended')
-        host_db.update(ctx, resource_id, state=host_db.ENDED)
-        self._notify(resource_id, row['state'])
-        # Hosts may have come free for those waiting.
-        self.retry_waiting()
-
-    def poll(self):
-        self.reconcile()
-        self.retry_waiting()
-        self.sweep()
-
-    # --- after crashes ---------------------------------------------------
-
-    def pclouds(self):
-        if self._pclouds is None:
-            self._pclouds = pcloud_service.PcloudService(self.nova())
-        return self._pclouds
-
-    def reconcile(self):
-        """Finish or undo what crashes and unreachable services
-
-        interrupted (db.intents): lease starts and ends, host allocations
-        and releases. Runs at manager start and every retry_interval.
-        """
-        ctx = self._ctx()
-        older_than = intents.since(CONF.pcloud.operation_timeout)
-        done = reconcile.recover_events(ctx, RESOURCE_TYPE,
-                                        self._undo_failed_start,
-                                        self.notifier, older_than)
-        done.update(reconcile.recover(
-            ctx, intents.interrupted(
-                ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
-                older_than),
-            self.pclouds().recover, self.notifier, take=True))
-        return done
-
-    def _undo_failed_start(self, intent):
-        """What a failed start left in Nova leaves; the lease is ERROR."""
-        try:
-            row = host_db.get(self._ctx(), intent['subject'])
-        except host_db.HostReservationNotFound:
-            return None
-        if row['state'] == host_db.ACTIVE or not (
-                row['aggregate_id'] or any(h['joined']
-                                           for h in row['hosts'])):
-            return None
-        if not self._leave(row):
-            return reconcile.KEEP
-        return 'its hosts left pcloud %s after it failed' % row['pcloud_id']
-
-    def sweep(self):
-        """Retry taking out of pclouds the hosts of ended (or timed out)
-
-        reservations; end those whose Blazar reservation is gone, and
-        release claims nothing holds (see reconcile).
-        """
-        ctx = self._ctx()
-        rows = host_db.list_reservations(ctx)
-        for row in reconcile.orphan_rows(
-                [r for r in rows if r['state'] != host_db.ENDED]):
-            rid = row['reservation_id']
-            LOG.warning('Host reservation %s is gone from Blazar; ending '
-                        'it', rid)
-            db_api.release(ctx, rid)
-            if self._leave(row):
-                host_db.delete(ctx, rid)
-            else:
-                host_db.update(ctx, rid, state=host_db.ENDED)
-        for row in rows:
-            if row['state'] in (host_db.ENDED, host_db.TIMEDOUT) and (
-                    any(h['joined'] for h in row['hosts']) or
-                    row['aggregate_id']):
-                self._leave(row)
-        reconcile.release_orphan_claims(ctx)
-
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
@@ -770,8 +478,9 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
     def _update(self, reservation_id, values):
         """Before start anything may change and the hosts are picked
 
-        again (a refused change changes nothing); once active only the
-        end may move, on the same hosts.
+        again (a refused change changes nothing); once active the end
+        may move, on the same hosts, or the amount change (hosts join or
+        leave: blazar.host_resize).
         """
         ctx = self._ctx()
         row = host_db.get(ctx, reservation_id)
@@ -788,6 +497,9 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
             raise mgr_exc.CantUpdateParameter(
                 param='Host reservation %s (%s)' % (reservation_id, state))
         if state == host_db.ACTIVE:
+            if changed == ['amount'] and start == row['start_time']:
+                # Hosts join or leave (blazar.host_resize).
+                return host_resize.resize(self, row, params, end)
             if changed or start != row['start_time']:
                 raise mgr_exc.CantUpdateParameter(
                     param='%s of active host reservation %s' % (
@@ -843,6 +555,11 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
                         LOG.exception('Could not undo the new end of '
                                       'reservation %s', reservation_id)
             host_db.update(ctx, reservation_id, end_time=end)
+            # Same hosts, held on: the interval stays open.
+            self.notifier.host_reservation(
+                host_db.get(ctx, reservation_id), host_db.ACTIVE,
+                held_from=self._held_since(row),
+                event_type=usage.HOST_UPDATE)
             return
         now = timeutils.utcnow().replace(microsecond=0)
         self._check_type(params, start, now)
@@ -887,7 +604,7 @@ class PcloudHostPlugin(host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
             'required_traits': required_traits})
         ctx = self._ctx()
         return asked.find_earliest_window(
-            ctx, db_api.load_forest(ctx), self.pools(), params, duration,
+            ctx, db_snapshots.load_forest(ctx), self.pools(), params, duration,
             not_before=not_before, latest_start=latest_start)
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):

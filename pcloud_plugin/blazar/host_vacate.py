@@ -34,6 +34,7 @@ from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.pcloud import aggregates as codec
 
 LOG = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class Vacating(object):
             return
         ctx = self._ctx()
         eligible = asked.eligible_hosts(
-            db_api.load_forest(ctx), pools, params,
+            db_snapshots.load_forest(ctx), pools, params,
             host_db.joined_service_hosts(ctx))
         least = sorted(eligible, key=occupants.load)[:params['amount']]
         others = occupants.on(least)
@@ -223,7 +224,7 @@ class Vacating(object):
 
         every pool and pcloud, as the ledger sees their free capacity now.
         """
-        forest = db_api.load_forest(self._ctx())
+        forest = db_snapshots.load_forest(self._ctx())
         excluded = set(pools.holders)
         for agg in pools.pools.values():
             excluded.update(getattr(agg, 'hosts', None) or ())

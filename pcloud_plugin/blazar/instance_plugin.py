@@ -27,7 +27,8 @@ slot; a plan that lost such a race is made again from a fresh read.
 
 At start the reservation's Nova and Placement objects are made
 (blazar.resources); at end they are removed and the claim released.
-Instances booted into the reservation keep running (seeds/001).
+Instances booted into the reservation keep running (seeds/001). That
+life after admission is blazar.instance_lifecycle's.
 
 Blazar's own instance_reservations row is kept as the display record, so
 that the lease API shows vcpus, memory_mb, disk_gb, amount, affinity and
@@ -48,6 +49,7 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
+from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import promises
 from pcloud_plugin.blazar import reconcile
@@ -59,11 +61,11 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
-from pcloud_plugin.db import intents
 from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
-from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
+from pcloud_plugin import quota
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -72,15 +74,6 @@ RESOURCE_TYPE = 'virtual:instance'
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
 _NONE = ('none', 'null', '')
-# The extra spec (and aggregate key) naming a reservation's server group,
-# as Blazar's own plugin writes it.
-AFFINITY_KEY = 'affinity_id'
-# What a claim raises when the capacity its plan was made on moved: a
-# concurrent lease took it first, or the Placement mirror changed the
-# provider's inventory (its max_unit, a class) or dropped the provider.
-_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected,
-              exception.UnitRuleViolation, exception.InventoryNotFound,
-              exception.ResourceProviderNotFound)
 
 
 def _validate_int(values, name, minimum):
@@ -145,35 +138,15 @@ def _merge(*amounts):
     return {rp: dict(res) for rp, res in merged.items()}
 
 
-def _grown_slots(slots, extra, forest):
-    """Slot rows with extra ({host: n}) added; placed counts are kept."""
+def _grown_slots(slots, plan):
+    """Slot rows with the plan's added; placed counts are kept."""
     grown = {s['host_uuid']: dict(s) for s in slots}
-    for host, n in extra.items():
+    for host, n in plan.hosts.items():
         slot = grown.setdefault(host, {'host_uuid': host, 'slots': 0,
-                                       'host_name': forest[host].name,
+                                       'host_name': plan.names[host],
                                        'placed': 0})
         slot['slots'] += n
     return [grown[h] for h in sorted(grown)]
-
-
-def _left_over(claims, slots, running, forest):
-    """What of a claim the instances still running use: per provider, its
-
-    share for the slots of its host that still run one (shared providers:
-    of all slots), rounded up. {} when none runs.
-    """
-    if not claims or not running:
-        return {}
-    count = {s['host_uuid']: s['slots'] for s in slots}
-    everywhere = (sum(running.values()), sum(count.values()))
-    left = {}
-    for rp, amounts in claims['amounts'].items():
-        root = forest[rp].root_uuid if rp in forest.providers else None
-        used, of = ((running.get(root, 0), count[root]) if root in count
-                    else everywhere)
-        if used:
-            left[rp] = {rc: -(-n * used // of) for rc, n in amounts.items()}
-    return left
 
 
 def _expand(hosts):
@@ -181,7 +154,8 @@ def _expand(hosts):
     return [h for h, n in sorted(hosts.items()) for _ in range(n)]
 
 
-class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
+class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
+                            hosts_view.LedgerHostsPlugin):
     """Instance slots of a flavor, booked on the capacity ledger."""
 
     resource_type = RESOURCE_TYPE
@@ -194,7 +168,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         self.monitor = monitor.PollingMonitor(
             (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval),
             (lambda: self.mirror_placement(),
-             lambda: CONF.pcloud.placement_mirror_interval))
+             lambda: CONF.pcloud.placement_mirror_interval),
+            healer=self.heal)
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()
         self._nova = None
@@ -246,21 +221,32 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
 
     def _place(self, request, start, end, discounted=None, consumer=None,
                **kwargs):
-        """(plan, forest) for the window, or a refusal that explains.
+        """A slots.Plan for the window, or a refusal that explains.
 
         discounted: the claims of consumer, taken out of the usage.
+        A new reservation's slots are laid from the ledger's slot index
+        where it can tell (blazar.slots.place_indexed), else, and for
+        every refusal, by the engine on the window's forest.
         """
-        forest = db_api.load_forest(self._ctx(), start, end)
+        max_candidates = CONF.pcloud_instance.max_candidates
+        if not discounted and set(kwargs) <= {'avoid_hosts'}:
+            try:
+                plan = slots_mod.place_indexed(
+                    db_snapshots.load_slot_index(self._ctx()), request, start,
+                    end, max_candidates=max_candidates, **kwargs)
+            except slots_mod.SlotsUnavailable:
+                plan = None     # the engine says why
+            if plan is not None:
+                return plan
+        forest = db_snapshots.load_forest(self._ctx(), start, end)
         if discounted:
             forest = slots_mod.discount(forest, discounted)
         try:
-            plan = slots_mod.place(
-                forest, request,
-                max_candidates=CONF.pcloud_instance.max_candidates, **kwargs)
+            return slots_mod.place(forest, request,
+                                   max_candidates=max_candidates, **kwargs)
         except slots_mod.SlotsUnavailable as e:
             raise errors.CapacityRefused(self._refusal(
                 forest, request, start, end, e.message, consumer))
-        return plan, forest
 
     def _refusal(self, forest, request, start, end, why, consumer):
         """Say what was short, and in which part of the window."""
@@ -296,7 +282,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
     def _cached_plan(self, key):
         """What allocation_candidates placed for the same parameters.
 
-        (request, (plan, forest)), or None.
+        (request, plan), or None.
         """
         cached = getattr(self._plans, 'last', None)
         self._plans.last = None
@@ -333,10 +319,10 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
         request = self._slot_request(params)
-        placed = self._place(request, start, end)
+        plan = self._place(request, start, end)
         self._plans.last = (self._plan_key(params, start, end),
-                            (request, placed))
-        return _expand(placed[0].hosts)
+                            (request, plan))
+        return _expand(plan.hosts)
 
     def _claim(self, consumer, request, start, end, first=None):
         """Place and claim, again from a fresh read while concurrent
@@ -346,8 +332,8 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         last, avoid, fresh = None, set(), None
         for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
             try:
-                plan, forest = first or self._place(request, start, end,
-                                                    avoid_hosts=avoid)
+                plan = first or self._place(request, start, end,
+                                            avoid_hosts=avoid)
             except errors.CapacityRefused as e:
                 if isinstance(last, promises.NoRoomInPlacement):
                     # The ledger's answer without the hosts Placement
@@ -360,11 +346,11 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 # since the mirror last read them is in the ledger now.
                 fresh = not self.mirror().refresh(self._ctx(), plan.amounts)
                 if not fresh:
-                    plan, forest = self._place(request, start, end,
-                                               avoid_hosts=avoid)
+                    plan = self._place(request, start, end,
+                                       avoid_hosts=avoid)
             try:
                 db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
-            except _LOST_RACE as e:
+            except exception.PLAN_OUTDATED as e:
                 LOG.debug('Claim of %s lost a race: %s', consumer, e)
                 last = e
                 continue
@@ -372,13 +358,13 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 # Placement holds it from now on, unless instances that
                 # run outside reservations took it: then elsewhere.
                 self.promises().sync(plan.amounts)
-                return plan, forest
+                return plan
             except promises.NoRoomInPlacement as e:
                 db_api.release(self._ctx(), consumer)
                 LOG.info('Placement has no room for %s: %s', consumer,
                          e.message)
-                avoid.update(forest[rp].root_uuid for rp in e.kwargs['uuids']
-                             if rp in forest.providers)
+                avoid.update(plan.roots[rp] for rp in e.kwargs['uuids']
+                             if rp in plan.roots)
                 last = e
         if isinstance(last, promises.NoRoomInPlacement):
             raise errors.CapacityRefused(
@@ -395,13 +381,14 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
-        cached = self._cached_plan(self._plan_key(params, start, end))
-        request, first = cached or (self._slot_request(params), None)
-        plan, forest = self._claim(reservation_id, request, start, end,
-                                   first=first)
         # The manager reserves in the lease owner's (trust) context.
         project_id = blazar_context.current().project_id or \
             blazar_db.lease_get(values['lease_id'])['project_id']
+        quota.check_instance_reservation(project_id, params, start, end)
+        cached = self._cached_plan(self._plan_key(params, start, end))
+        request, first = cached or (self._slot_request(params), None)
+        plan = self._claim(reservation_id, request, start, end,
+                           first=first)
         try:
             display = blazar_db.instance_reservation_create(dict(
                 params, reservation_id=reservation_id))
@@ -410,8 +397,15 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                 project_id=project_id, resource_id=display['id'],
                 start_time=start, end_time=end,
                 resource_class=resources.resource_class(reservation_id)),
-                plan.slots(forest))
+                plan.slots())
+            # Another admission of the project may have passed the check
+            # above before this one committed: look again at what is
+            # committed now, so the one that finds the project over the
+            # limit undoes itself and the limit holds on every backend.
+            quota.check_instance_reservation(project_id, params, start, end,
+                                             exclude=reservation_id)
         except Exception:
+            res_db.delete(self._ctx(), reservation_id)
             db_api.release(self._ctx(), reservation_id)
             raise
         LOG.info('Reserved %s for %s on %s', request.describe(),
@@ -442,6 +436,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):
             return
+        quota.check_instance_update(row, params, start, end)
         state = blazar_db.reservation_get(reservation_id)['status']
         if state == status.reservation.ERROR:
             raise mgr_exc.CantUpdateParameter(
@@ -481,7 +476,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
                 return None
-            except _LOST_RACE:
+            except exception.PLAN_OUTDATED:
                 pass  # the slots' hosts are busy then: place them anew
         overlaps = held['start'] < end and (
             held['end'] is None or start < held['end'])
@@ -489,21 +484,21 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         preferred = [s['host_uuid'] for s in row['slots']]
         avoid, last = set(), None
         for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
-            plan, forest = self._place(
+            plan = self._place(
                 request, start, end,
                 discounted=held['amounts'] if overlaps else None,
                 consumer=rid, preferred=preferred, avoid_hosts=avoid)
             try:
                 db_api.change_claim(ctx, rid, amounts=plan.amounts,
                                     start=start, end=end)
-                return plan.slots(forest)
-            except _LOST_RACE as e:
+                return plan.slots()
+            except exception.PLAN_OUTDATED as e:
                 last = e
                 # Taking our own claim out of the peaks was optimistic
                 # there: look elsewhere.
                 short = e.kwargs.get('provider')
-                if short in forest.providers:
-                    avoid.add(forest[short].root_uuid)
+                if short in plan.roots:
+                    avoid.add(plan.roots[short])
         raise self._refused(request, start, end, last)
 
     def _update_active(self, row, params, changed, start, end):
@@ -525,7 +520,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         if not extra:
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
-            except _LOST_RACE as e:
+            except exception.PLAN_OUTDATED as e:
                 raise errors.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
@@ -538,6 +533,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
             res_db.update(ctx, rid, end_time=end)
+            self._notify_change(row, held, start)
             return
         hosts = {s['host_uuid'] for s in row['slots']}
         where = {True: {'only_hosts': hosts},
@@ -546,7 +542,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
         request = self._slot_request(params, amount=extra)
         last = None
         for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
-            plan, forest = self._place(
+            plan = self._place(
                 request, start, end, discounted=held['amounts'],
                 consumer=rid, held=held['amounts'], **where)
             try:
@@ -554,11 +550,11 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
                     ctx, rid, amounts=_merge(held['amounts'], plan.amounts),
                     start=start, end=end)
                 break
-            except _LOST_RACE as e:
+            except exception.PLAN_OUTDATED as e:
                 last = e
         else:
             raise self._refused(request, start, end, last)
-        grown = _grown_slots(row['slots'], plan.hosts, forest)
+        grown = _grown_slots(row['slots'], plan)
         res_db.update(ctx, rid, slots=grown, end_time=end,
                       amount=params['amount'])
         try:
@@ -574,363 +570,7 @@ class VirtualInstancePlugin(hosts_view.LedgerHostsPlugin):
             raise mgr_exc.CantUpdateParameter(
                 'Growing reservation %s failed in Nova or Placement and '
                 'was undone: %s' % (rid, e))
-
-    # --- lifecycle -------------------------------------------------------
-
-    def _place_slots(self, row):
-        """Placement inventory of the reservation's class, and aggregate
-
-        membership once there is an aggregate, for every host whose slots
-        are not all there yet.
-        """
-        ctx = self._ctx()
-        rc = row['resource_class']
-        placement = self.placement()
-        # The hosts' own capacity first: refused if boots took it already.
-        self._hold(row)
-        placement.ensure_class(rc)
-        for slot in row['slots']:
-            if slot['placed'] == slot['slots']:
-                continue
-            placement.set_slots(slot['host_uuid'], slot['host_name'], rc,
-                                slot['slots'])
-            res_db.set_placed(ctx, row['reservation_id'], slot['host_uuid'],
-                              slot['slots'])
-            if row['aggregate_id']:
-                self._join(row['aggregate_id'], slot)
-
-    def _hold(self, row, amounts=None, end=None):
-        """Hold in Placement what the ledger claimed for the reservation
-
-        (its hosts' capacity, shared storage included; ``amounts``, e.g.
-        what instances use after the end, open-ended) and write the
-        promises of those providers with it (blazar.promises).
-        """
-        if amounts is None:
-            amounts = db_api.get_claims(self._ctx(),
-                                        row['reservation_id'])['amounts']
-            end = row['end_time']
-        amounts = {uuid: dict(held) for uuid, held in amounts.items()}
-        for slot in row['slots']:
-            # Less one ticket per slot, which its boot takes (see resources).
-            memory = amounts.get(slot['host_uuid'], {})
-            if memory.get('MEMORY_MB'):
-                memory['MEMORY_MB'] -= slot['slots'] * resources.TICKET_MB
-        self.promises().sync((), holds={row['reservation_id']: (
-            amounts, end)}, project_id=row['project_id'])
-
-    def _drop_hold(self, row, providers=()):
-        """No hold any more; the promises of its providers written again
-
-        (a claim still in the ledger is promised again).
-        """
-        self.promises().sync(providers, holds={
-            row['reservation_id']: ({}, None)})
-
-    def _join(self, aggregate_id, slot):
-        nova = self.nova()
-        nova.add_host(aggregate_id, nova.service_host(slot['host_uuid'],
-                                                      slot['host_name']))
-
-    def _shrink_back(self, row, grown):
-        """Best effort after a failed growth: Placement as row says.
-
-        Whatever is left over is removed with the reservation at its end.
-        """
-        before = {s['host_uuid']: s for s in row['slots']}
-        placement = self.placement()
-        try:
-            self._hold(row)
-        except Exception:
-            LOG.exception('Could not put back what reservation %s holds',
-                          row['reservation_id'])
-        for slot in grown:
-            old = before.get(slot['host_uuid'])
-            try:
-                if old is None:
-                    placement.remove_slots(slot['host_uuid'],
-                                           row['resource_class'])
-                elif old['placed']:
-                    placement.set_slots(slot['host_uuid'],
-                                        slot['host_name'],
-                                        row['resource_class'], old['slots'])
-            except Exception:
-                LOG.exception('Could not put back the slots of %s on %s',
-                              row['reservation_id'], slot['host_name'])
-
-    def _make_objects(self, row):
-        """Every object of an active reservation.
-
-        Each is recorded as it is made, so a failure midway can be undone.
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        nova = self.nova()
-        faults.step(reconcile.LEASE_START, 'slots')
-        self._place_slots(row)
-        if not row['aggregate_id']:
-            faults.step(reconcile.LEASE_START, 'aggregate')
-            metadata = {resources.RESERVATION_KEY: rid}
-            row['aggregate_id'] = nova.create_aggregate(
-                resources.flavor_name(rid), metadata)
-            res_db.update(ctx, rid, aggregate_id=row['aggregate_id'])
-        for slot in row['slots']:
-            self._join(row['aggregate_id'], slot)
-        if row['affinity'] is not None and not row['server_group_id']:
-            faults.step(reconcile.LEASE_START, 'server-group')
-            # In the lessee's project: Nova shows a server group (and takes
-            # it as a boot's hint) only to its own project.
-            row['server_group_id'] = self.lessee_nova().create_server_group(
-                resources.flavor_name(rid), row['affinity'])
-            res_db.update(ctx, rid, server_group_id=row['server_group_id'])
-        if row['server_group_id']:
-            # The flavor asks for it (affinity_id): so must the aggregate,
-            # for AggregateInstanceExtraSpecsFilter.
-            nova.set_aggregate_metadata(row['aggregate_id'], {
-                AFFINITY_KEY: row['server_group_id']})
-        extra_specs = {'resources:%s' % row['resource_class']: '1',
-                       resources.FLAVOR_EXTRA_SPEC: rid}
-        # The reservation's hold has the capacity: a boot takes a slot,
-        # and the ticket on its host (Nova schedules to the host a boot
-        # takes something from).
-        extra_specs.update(('resources:%s' % rc, '0')
-                           for rc in resources.SLOT_CLASSES)
-        extra_specs['resources:MEMORY_MB'] = str(resources.TICKET_MB)
-        required, forbidden = slots_mod.parse_properties(
-            row['resource_properties'])
-        extra_specs.update(('trait:%s' % t, 'required') for t in required)
-        extra_specs.update(('trait:%s' % t, 'forbidden') for t in forbidden)
-        if row['server_group_id']:
-            extra_specs[AFFINITY_KEY] = row['server_group_id']
-        # Last, so the flavor shows up only once all it relies on exists.
-        faults.step(reconcile.LEASE_START, 'flavor')
-        res_db.update(ctx, rid, flavor_id=rid)
-        nova.create_flavor(rid, resources.flavor_name(rid), row['vcpus'],
-                           row['memory_mb'], row['disk_gb'], extra_specs,
-                           row['project_id'])
-
-    def _remove_objects(self, row):
-        """Remove what a reservation made; True when nothing is left.
-
-        Every removal is tried even if another failed; the failed ones
-        are tried again by sweep(). The reservation's class stays (closed)
-        on hosts where instances booted into it still run: those are never
-        killed (seeds/001).
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        nova = self.nova()
-        placement = self.placement()
-        steps = []
-        if row['flavor_id']:
-            steps.append((lambda: nova.delete_flavor(row['flavor_id'],
-                                                     row['project_id']),
-                          {'flavor_id': None}))
-        if row['aggregate_id']:
-            steps.append((lambda: nova.delete_aggregate(row['aggregate_id']),
-                          {'aggregate_id': None}))
-        if row['server_group_id']:
-            steps.append((lambda: nova.delete_server_group(
-                row['server_group_id']), {'server_group_id': None}))
-        gone = True
-        for step, done in steps:
-            try:
-                step()
-                res_db.update(ctx, rid, **done)
-            except Exception:
-                LOG.exception('Could not remove %s of reservation %s',
-                              ', '.join(done), rid)
-                gone = False
-        for slot in row['slots']:
-            if not slot['placed']:
-                continue
-            try:
-                if placement.remove_slots(slot['host_uuid'],
-                                          row['resource_class']):
-                    res_db.set_placed(ctx, rid, slot['host_uuid'], 0)
-                else:
-                    gone = False
-            except Exception:
-                LOG.exception('Could not remove the slots of reservation '
-                              '%s on %s', rid, slot['host_name'])
-                gone = False
-        return gone and placement.remove_class(row['resource_class'])
-
-    def on_start(self, resource_id):
-        self.sweep()
-        ctx = self._ctx()
-        try:
-            row = res_db.get_by_resource_id(ctx, resource_id)
-        except res_db.ReservationNotFound as e:
-            raise mgr_exc.EventError(error=e.message)
-        rid = row['reservation_id']
-        reconcile.record_event(ctx, reconcile.LEASE_START, rid,
-                               row['lease_id'], RESOURCE_TYPE)
-        try:
-            self._make_objects(row)
-        except Exception as e:
-            LOG.exception('Starting reservation %s failed; undoing it', rid)
-            try:
-                self._drop_hold(row, db_api.get_claims(ctx, rid)['amounts'])
-                self._remove_objects(res_db.get(ctx, rid))
-            except Exception:
-                LOG.exception('Could not undo reservation %s; its end or '
-                              'deletion will retry', rid)
-            raise mgr_exc.EventError(
-                error='Nova or Placement failed while starting reservation '
-                      '%s: %s' % (rid, e))
-        faults.step(reconcile.LEASE_START, 'active')
-        res_db.update(ctx, rid, state=res_db.ACTIVE)
-        blazar_db.instance_reservation_update(resource_id, {
-            'flavor_id': rid, 'aggregate_id': row['aggregate_id'],
-            'server_group_id': row['server_group_id']})
-        row = res_db.get(ctx, rid)
-        self.notifier.reservation_started(self._notify_ctx(row), row)
-
-    def on_end(self, resource_id):
-        ctx = self._ctx()
-        try:
-            row = res_db.get_by_resource_id(ctx, resource_id)
-        except res_db.ReservationNotFound:
-            LOG.info('Reservation with resource %s already ended',
-                     resource_id)
-            return
-        reconcile.record_event(ctx, reconcile.LEASE_END,
-                               row['reservation_id'], row['lease_id'],
-                               RESOURCE_TYPE)
-        self._finish(row)
-        if row['state'] == res_db.ACTIVE:
-            self.notifier.reservation_ended(self._notify_ctx(row), row)
-        self.sweep()
-
-    def _finish(self, row):
-        """Release the capacity and remove the objects; what cannot be
-
-        removed yet is left for sweep() to retry. Instances booted into
-        the reservation keep running (seeds/001): what they use stays
-        claimed, open-ended, and held in Placement until they are gone.
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        faults.step(reconcile.LEASE_END, 'release')
-        try:
-            gone, still = self._keep_what_runs(row)
-        except Exception:
-            # Placement unreachable: the claim ends as booked and the hold
-            # stays, until sweep() can count what still runs.
-            LOG.exception('Could not count what still runs of reservation '
-                          '%s; it will be retried', rid)
-            gone, still = False, None
-        try:
-            faults.step(reconcile.LEASE_END, 'remove')
-            gone = self._remove_objects(row) and gone
-        except Exception:
-            LOG.exception('Clean-up of reservation %s failed; it will be '
-                          'retried', rid)
-            gone = False
-        faults.step(reconcile.LEASE_END, 'ended')
-        if gone:
-            res_db.delete(ctx, rid)
-        else:
-            res_db.update(ctx, rid, state=res_db.ENDING,
-                          slots=still['slots'] if still else None)
-        return gone
-
-    def _keep_what_runs(self, row):
-        """Shrink the claim and the hold to what the instances still
-
-        running use (none: released, dropped). (Nothing left, the row as
-        its slots are now if something is.)
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        claims = db_api.get_claims(ctx, rid)
-        providers = set(claims['amounts']) if claims else set()
-        running = self._running(row)
-        left = _left_over(claims, row['slots'], running,
-                          db_api.load_forest(ctx) if running else None)
-        if not left:
-            db_api.release(ctx, rid)
-            self._drop_hold(row, providers)
-            return True, None
-        still = dict(row, slots=[dict(s, slots=running[s['host_uuid']])
-                                 for s in row['slots']
-                                 if running.get(s['host_uuid'])])
-        try:
-            db_api.change_claim(ctx, rid, amounts=left,
-                                start=timeutils.utcnow().replace(
-                                    microsecond=0), open_end=True)
-        except _LOST_RACE as e:
-            # Booked for someone else after the end: Placement's hold
-            # still keeps the host from being overcommitted.
-            LOG.warning('Instances of ended reservation %s still use '
-                        'capacity promised to other reservations: %s',
-                        rid, e.message)
-            db_api.release(ctx, rid)
-        self._hold(still, left)
-        return False, still
-
-    def _running(self, row):
-        """{host uuid: instances booted into the reservation running
-
-        there}, from Placement's usage of its class.
-        """
-        placement = self.placement()
-        running = {}
-        for slot in row['slots']:
-            if slot['placed']:
-                n = placement.slots_in_use(slot['host_uuid'],
-                                           row['resource_class'])
-                if n:
-                    running[slot['host_uuid']] = n
-        return running
-
-    def sweep(self):
-        """Retry the clean-up of ended reservations that left objects;
-
-        end those whose Blazar reservation is gone, and release claims
-        nothing holds (see reconcile).
-        """
-        ctx = self._ctx()
-        reconcile.recover_events(
-            ctx, RESOURCE_TYPE, self._undo_failed_start, self.notifier,
-            intents.since(CONF.pcloud.operation_timeout))
-        live = [row for row in res_db.list_reservations(ctx)
-                if row['state'] != res_db.ENDING]
-        for row in reconcile.orphan_rows(live):
-            LOG.warning('Reservation %s is gone from Blazar; ending it',
-                        row['reservation_id'])
-            self._finish(row)
-        reconcile.release_orphan_claims(ctx)
-        for row in res_db.list_reservations(ctx, state=res_db.ENDING):
-            try:
-                if self._finish(row):
-                    LOG.info('Finished cleaning up reservation %s',
-                             row['reservation_id'])
-            except Exception:
-                LOG.exception('Clean-up of reservation %s failed again',
-                              row['reservation_id'])
-
-    def _undo_failed_start(self, intent):
-        """What a failed start left in Nova and Placement goes; the lease
-
-        is ERROR.
-        """
-        try:
-            row = res_db.get(self._ctx(), intent['subject'])
-        except res_db.ReservationNotFound:
-            return None
-        if row['state'] == res_db.ACTIVE:
-            return None
-        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
-        self._drop_hold(row, claims['amounts'] if claims else ())
-        if not self._remove_objects(row):
-            return reconcile.KEEP
-        return 'its flavor, aggregate and slots are gone after it failed'
-
-    @staticmethod
-    def _notify_ctx(row):
-        return {'project_id': row['project_id']}
+        self._notify_change(row, held, start)
 
     # --- what Blazar shows -----------------------------------------------
 

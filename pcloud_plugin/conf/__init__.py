@@ -25,6 +25,7 @@ from pcloud_plugin.conf import host_reservation
 from pcloud_plugin.conf import instance_reservation
 from pcloud_plugin.conf import ledger
 from pcloud_plugin.conf import nova
+from pcloud_plugin.conf import oslo_limit
 from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
@@ -35,5 +36,6 @@ host_reservation.register_opts(CONF)
 instance_reservation.register_opts(CONF)
 ledger.register_opts(CONF)
 nova.register_opts(CONF)
+oslo_limit.register_opts(CONF)
 pcloud.register_opts(CONF)
 placement.register_opts(CONF)

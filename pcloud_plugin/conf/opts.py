@@ -19,11 +19,12 @@ from pcloud_plugin.conf import host_reservation
 from pcloud_plugin.conf import instance_reservation
 from pcloud_plugin.conf import ledger
 from pcloud_plugin.conf import nova
+from pcloud_plugin.conf import oslo_limit
 from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
 _MODULES = (database, host_reservation, instance_reservation, ledger, nova,
-            pcloud, placement)
+            oslo_limit, pcloud, placement)
 
 
 def list_opts():

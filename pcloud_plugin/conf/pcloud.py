@@ -13,7 +13,7 @@
 #    under the License.
 
 
-"""The [pcloud] group: host allocation and the per-project units quota."""
+"""The [pcloud] group: host allocation and the per-project quotas."""
 
 from oslo_config import cfg
 from oslo_config import types
@@ -46,12 +46,32 @@ pcloud_opts = [
                default=10, min=-1,
                help='Quota units each project may hold across all its '
                     'pclouds; a host costs the units of its host flavor. '
-                    '-1 means unlimited.'),
+                    '-1 means unlimited. A Keystone limit on '
+                    'pcloud_host_units, when [oslo_limit] is set, takes '
+                    'precedence.'),
     cfg.Opt('project_units_quota',
             type=types.Dict(value_type=types.Integer(min=-1)),
             default={},
             help='Per-project overrides of units_quota, as '
                  'project_id:units pairs, e.g. "abc123:40,def456:-1".'),
+    cfg.IntOpt('reserved_vcpus_quota',
+               default=-1, min=-1,
+               help='VCPUs (vcpus x amount) a project\'s virtual:instance '
+                    'reservations may hold at any moment, when Keystone '
+                    'has no pcloud_reserved_vcpus limit for it. -1 means '
+                    'unlimited.'),
+    cfg.IntOpt('reserved_memory_mb_quota',
+               default=-1, min=-1,
+               help='Memory in MiB (memory_mb x amount) a project\'s '
+                    'virtual:instance reservations may hold at any '
+                    'moment, when Keystone has no pcloud_reserved_memory_mb '
+                    'limit for it. -1 means unlimited.'),
+    cfg.IntOpt('quota_cache_seconds',
+               default=60, min=0,
+               help='Seconds a project\'s limits read from Keystone '
+                    'unified limits ([oslo_limit]) are kept: a limit '
+                    'changed in Keystone applies at most this long after. '
+                    '0 asks Keystone at every admission.'),
     cfg.IntOpt('operation_timeout',
                default=600, min=0,
                help='Seconds after which the reconciler (run by the '
@@ -80,6 +100,17 @@ pcloud_opts = [
                     'tell that allocations were deleted (the provider '
                     'generation does not move), so this is how freed '
                     'capacity comes back to the ledger.'),
+    cfg.IntOpt('healing_interval',
+               default=60, min=0,
+               help='Seconds between two healing passes of each of our '
+                    'Blazar plugins: reservations holding a compute whose '
+                    'nova-compute service is down or disabled are placed '
+                    'again on free capacity in their window (those not '
+                    'started yet, and started ones whose instances do not '
+                    'run there); those that cannot be are flagged '
+                    'degraded (missing_resources) and notified. 0 turns '
+                    'healing off. Blazar\'s own healing timer is not '
+                    'used: its interval is in minutes.'),
     cfg.StrOpt('blazar_freepool_name',
                default='freepool',
                help='The aggregate where Blazar\'s physical:host plugin '

@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin import exception
 
 _RES = models.HostReservation.__table__
@@ -266,7 +267,7 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
     claimed_roots = set()
     for inv in session.execute(sa.select(_INV).where(
             _INV.c.resource_provider_id.in_(providers))).mappings():
-        capacity = db_api._inventory_of(inv).capacity
+        capacity = provider_cache.inventory_of(inv).capacity
         if capacity > 0:
             rows.append(dict(
                 resource_provider_id=inv['resource_provider_id'],

@@ -70,10 +70,15 @@ def _as_dict(row, slots):
     return found
 
 
-def _write_slots(session, reservation_id, slots):
-    db_api.replace_rows(session, _SLOT, {'reservation_id': reservation_id}, [
-        {'host_uuid': s['host_uuid'], 'host_name': s['host_name'],
-         'slots': s['slots'], 'placed': s.get('placed', 0)} for s in slots])
+def _write_slots(session, reservation_id, slots, new=False):
+    rows = [{'reservation_id': reservation_id, 'host_uuid': s['host_uuid'],
+             'host_name': s['host_name'], 'slots': s['slots'],
+             'placed': s.get('placed', 0)} for s in slots]
+    if new:     # nothing to replace: no look for rows first
+        session.execute(_SLOT.insert(), rows)
+    else:
+        db_api.replace_rows(session, _SLOT,
+                            {'reservation_id': reservation_id}, rows)
 
 
 @db_api.retry_on_deadlock
@@ -95,7 +100,7 @@ def create(context, reservation_id, values, slots):
             raise exception.Conflict(
                 reason='instance reservation %s already exists'
                 % reservation_id)
-        _write_slots(session, reservation_id, slots)
+        _write_slots(session, reservation_id, slots, new=True)
 
 
 @db_api.retry_on_deadlock
@@ -125,9 +130,11 @@ def get_by_resource_id(context, resource_id):
 
 @db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
-                      state=None, ending_after=None):
+                      state=None, ending_after=None, project_id=None):
     """Reservations with their slots, filtered by any argument given."""
     query = sa.select(_RES).order_by(_RES.c.id)
+    if project_id is not None:
+        query = query.where(_RES.c.project_id == project_id)
     if lease_id is not None:
         query = query.where(_RES.c.lease_id == lease_id)
     if reservation_id is not None:

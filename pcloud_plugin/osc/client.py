@@ -24,6 +24,8 @@ USER_AGENT = 'pcloud-osc'
 FLAVORS = 'pcloud-host-flavors'
 PCLOUDS = 'pclouds'
 RATIOS = 'allocation-ratios'
+OFFERINGS = 'pcloud-offerings'
+ALLOCATIONS = 'pcloud-allocations'
 HOST_RESOURCE_TYPE = 'pcloud:host'
 
 
@@ -237,3 +239,13 @@ class Client(object):
         <value>, ...}`` in body['reservations'].
         """
         return self._request('PUT', _path('leases', lease_id), body)['lease']
+
+    # Offerings and allocations.
+
+    def list_offerings(self, kind, params):
+        """Windows of ``kind`` ('hosts' or 'instances') for the query."""
+        return self._request('GET', _path(OFFERINGS, kind), params=params)
+
+    def list_allocations(self, params=None):
+        return self._request('GET', _path(ALLOCATIONS), params=params)[
+            'allocations']

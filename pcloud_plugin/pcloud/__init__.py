@@ -12,9 +12,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The Pcloud service: host flavors and pclouds over Nova aggregates, the
-aggregate codec (pure: the filter imports it), the Blazar/pcloud host
-partition, and the ledger's record of who holds pclouds and hosts. May
+"""The Pcloud service: pclouds over Nova aggregates (service), with its
+host flavors (host_flavors), allocation ratios (ratios) and view of
+Nova (cloud) beside it, the aggregate codec (pure: the filter imports
+it), the Blazar/pcloud host partition, and the ledger's record of who
+holds pclouds and hosts. May
 import capacity, clients, conf, db and notifications of ours, never
 nova or blazar.
 """

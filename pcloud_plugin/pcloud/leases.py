@@ -128,6 +128,16 @@ class LeaseHolds(object):
         if consumer is not None:
             db_api.release(context_mod.get_admin_context(), consumer[0])
 
+    def held_since(self, node):
+        """When the permanent claim on the host of ``node`` began (None:
+
+        there is none): where its usage record starts.
+        """
+        consumer = self._consumer(node)
+        claims = consumer and db_api.get_claims(
+            context_mod.get_admin_context(), consumer[0])
+        return claims['start'] if claims else None
+
     @staticmethod
     def begin(operation, subject, **details):
         """Record an allocation or release about to change Nova (see
@@ -173,6 +183,9 @@ class NoLeases(object):
 
     def release_host(self, node):
         pass
+
+    def held_since(self, node):
+        return None
 
     def begin(self, operation, subject, **details):
         return None

@@ -23,10 +23,7 @@ and removed after it leaves, and a host that has just joined a pcloud is
 disabled, so the filter lets nothing onto it until its owner says so.
 """
 
-import collections
-import contextlib
 import random
-import threading
 import time
 
 from keystoneauth1 import exceptions as ks_exc
@@ -38,12 +35,15 @@ from oslo_utils import uuidutils
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
-from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import placement_sync
 from pcloud_plugin import exception
 from pcloud_plugin import faults
+from pcloud_plugin.notifications import usage as usage_mod
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import cloud as cloud_mod
+from pcloud_plugin.pcloud import host_flavors
 from pcloud_plugin.pcloud import leases as leases_mod
+from pcloud_plugin.pcloud import ratios as ratios_mod
+from pcloud_plugin import quota
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -52,103 +52,16 @@ COMPUTE_BINARY = 'nova-compute'
 # The operations recorded as intents (db.intents) and their fault steps.
 ALLOCATE = 'allocate'
 RELEASE = 'release'
-# What a Nova call raises when Nova refuses it or cannot be reached.
-NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
-VCPU = 'VCPU'
-MEMORY_MB = 'MEMORY_MB'
-# A pcloud's ratio fields: their metadata keys and resource classes.
-RATIO_FIELDS = {'cpu_allocation_ratio': (codec.CPU_RATIO, VCPU),
-                'ram_allocation_ratio': (codec.RAM_RATIO, MEMORY_MB)}
 _HYPERVISOR_PAGE = 500
 # Not seeded: allocations made by different processes must not pick in step.
 _RANDOM = random.SystemRandom()
 
-_locks_guard = threading.Lock()
-_locks = collections.defaultdict(threading.Lock)
 
-
-@contextlib.contextmanager
-def _pcloud_lock(pcloud_id):
-    """Serialize changes to one pcloud's host names in this process.
-
-    Nova's metadata has no compare-and-swap, so two allocations of one
-    name in one pcloud could both write it; this closes that window for
-    callers in the same process (API workers of one service).
-    """
-    codec.validate_pcloud_id(pcloud_id)
-    with _locks_guard:
-        lock = _locks[pcloud_id]
-    with lock:
-        yield
-
-
-class _Cloud(object):
-    """One read of every aggregate, indexed the ways the service asks."""
-
-    def __init__(self, aggregates):
-        self.pools = {}           # flavor id -> pool aggregate
-        self.pclouds = {}         # pcloud id -> pcloud aggregate
-        self.node_of = {}         # compute host -> hypervisor_hostname
-        self.flavor_of = {}       # compute host -> flavor id
-        self.holders = collections.defaultdict(list)  # host -> pcloud ids
-        self.az_of = {}           # compute host -> availability zone
-        for agg in aggregates:
-            md = agg.metadata
-            if codec.is_pool(md):
-                flavor_id = md.get(codec.FLAVOR_ID)
-                self.pools[flavor_id] = agg
-                self.node_of.update(codec.pool_nodes(md))
-                for host in agg.hosts:
-                    self.flavor_of[host] = flavor_id
-            elif codec.is_pcloud(md):
-                self.pclouds[md.get(codec.ID)] = agg
-                for host in agg.hosts:
-                    self.holders[host].append(md.get(codec.ID))
-            if agg.availability_zone:
-                for host in agg.hosts:
-                    self.az_of[host] = agg.availability_zone
-        self.host_of = {node: host for host, node in self.node_of.items()}
-
-    def units(self, host):
-        pool = self.pools.get(self.flavor_of.get(host))
-        return codec.host_flavor(pool.metadata).units if pool else 0
-
-    def units_held(self, project_id, leased=()):
-        """Units of the project's pclouds' hosts, but those ``leased``."""
-        return sum(self.units(host)
-                   for agg in self.pclouds.values()
-                   if agg.metadata.get(codec.OWNER) == project_id
-                   for host in agg.hosts if host not in leased)
-
-    def flavor_units(self, flavor_id):
-        pool = self.pools.get(flavor_id)
-        return codec.host_flavor(pool.metadata).units if pool else 0
-
-    def free_hosts(self, flavor_id, az, default_az):
-        return sorted(
-            host for host in self.pools[flavor_id].hosts
-            if not self.holders.get(host) and host in self.node_of
-            and (az is None or self.az_of.get(host, default_az) == az))
-
-    def contended(self, flavor_id):
-        """Whether some host of the pool is in several pclouds at once:
-
-        allocations that collided and are about to give it back.
-        """
-        return any(len(self.holders.get(host, ())) > 1
-                   for host in self.pools[flavor_id].hosts)
-
-    def member_nodes(self, agg):
-        return {self.node_of.get(host) for host in agg.hosts}
-
-
-def _flavor_dict(flavor):
-    return {'id': flavor.id, 'description': flavor.description,
-            'units': flavor.units}
-
-
-class PcloudService(object):
+class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
     """Host flavors for cloud admins, pclouds for their owners.
+
+    (Host flavors and pools are pcloud.host_flavors', allocation ratios
+    pcloud.ratios'.)
 
     ``nova`` is a python-novaclient Client with admin credentials (see
     clients/nova.py); ``placement`` a keystoneauth adapter for Placement,
@@ -157,12 +70,16 @@ class PcloudService(object):
     and is_admin opens the host flavor operations and every pcloud.
     """
 
-    def __init__(self, nova, placement=None, conf_=None, leases=None):
+    def __init__(self, nova, placement=None, conf_=None, leases=None,
+                 usage=None):
         self.nova = nova
         self._placement = placement
         self.conf = conf_ or CONF
         # Who holds pclouds and hosts by lease: the ledger's record.
         self.leases = leases or leases_mod.LeaseHolds()
+        # Hosts held for good are usage too (notifications.usage).
+        self.usage = usage or usage_mod.UsageNotifier(
+            self.conf, publisher_id=usage_mod.PCLOUD_PUBLISHER)
 
     @property
     def placement(self):
@@ -175,7 +92,7 @@ class PcloudService(object):
     def _call(self, action, func, *args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except NOVA_FAILURES as e:
+        except cloud_mod.NOVA_FAILURES as e:
             raise exception.NovaError(action=action, reason=e)
 
     @staticmethod
@@ -186,7 +103,8 @@ class PcloudService(object):
             raise exception.PlacementUnreachable(action=action, reason=e)
 
     def _cloud(self):
-        return _Cloud(self._call('list aggregates', self.nova.aggregates.list))
+        return cloud_mod.Cloud(self._call('list aggregates',
+                                          self.nova.aggregates.list))
 
     def _set_metadata(self, agg, metadata):
         self._call('set metadata of aggregate %s' % agg.name,
@@ -257,7 +175,7 @@ class PcloudService(object):
             found = self.nova.hypervisors.search(hostname, servers=True)
         except nova_exc.NotFound:
             return []
-        except NOVA_FAILURES as e:
+        except cloud_mod.NOVA_FAILURES as e:
             raise exception.NovaError(action='list servers of a host',
                                       reason=e)
         return sorted(s['uuid'] for h in found
@@ -311,8 +229,10 @@ class PcloudService(object):
         }
 
     def _quota(self, project_id):
-        return self.conf.pcloud.project_units_quota.get(
-            project_id, self.conf.pcloud.units_quota)
+        # Keystone's pcloud_host_units limit when it has one, else the
+        # [pcloud] options; read again after quota_cache_seconds.
+        return quota.limits_for(self.conf).limit(project_id,
+                                                 quota.HOST_UNITS)
 
     def _check_quota(self, cloud, project_id, extra, start=None, end=None,
                      exclude=None):
@@ -340,153 +260,12 @@ class PcloudService(object):
         the project's units quota beside its other leases and its hosts
         for good, all through its window.
         """
+        if self._quota(project_id) < 0:
+            return  # no limit: no need to read Nova's aggregates
         cloud = self._cloud()
         self._check_quota(cloud, project_id,
                           amount * cloud.flavor_units(flavor_id), start, end,
                           exclude)
-
-    # Cloud admin: host flavors and their pools.
-
-    def create_host_flavor(self, ctx, flavor_id, description, units):
-        self._require_admin(ctx)
-        flavor = codec.HostFlavor(
-            codec.validate_flavor_id(flavor_id),
-            codec.validate_text('description', description,
-                                allow_empty=True),
-            codec.validate_units(units))
-        name = codec.pool_name(flavor.id)
-        try:
-            agg = self.nova.aggregates.create(name, None)
-        except nova_exc.Conflict:
-            agg = self._adoptable(name)
-            if agg is None:
-                raise exception.HostFlavorExists(flavor_id=flavor.id)
-        except NOVA_FAILURES as e:
-            raise exception.NovaError(action='create aggregate %s' % name,
-                                      reason=e)
-        try:
-            self._set_metadata(agg, codec.pool_metadata(flavor))
-        except exception.NovaError:
-            self._quietly('delete aggregate %s' % name,
-                          self.nova.aggregates.delete, agg)
-            raise
-        return _flavor_dict(flavor)
-
-    def _adoptable(self, name):
-        """An aggregate of this name left bare by an interrupted create."""
-        for agg in self._call('list aggregates', self.nova.aggregates.list):
-            if (agg.name == name and not agg.hosts
-                    and codec.TYPE not in agg.metadata):
-                return agg
-        return None
-
-    def list_host_flavors(self, ctx):
-        """Every host flavor with how many of its hosts are free."""
-        cloud = self._cloud()
-        default_az = self.conf.pcloud.default_availability_zone
-        result = []
-        for flavor_id, agg in sorted(cloud.pools.items()):
-            item = _flavor_dict(codec.host_flavor(agg.metadata))
-            item['free_hosts'] = len(
-                cloud.free_hosts(flavor_id, None, default_az))
-            result.append(item)
-        return result
-
-    def show_host_flavor(self, ctx, flavor_id):
-        """A host flavor and its pool: free hosts and allocated ones."""
-        self._require_admin(ctx)
-        cloud = self._cloud()
-        agg = self._pool(cloud, flavor_id)
-        result = _flavor_dict(codec.host_flavor(agg.metadata))
-        result['free_hosts'] = cloud.free_hosts(
-            flavor_id, None, self.conf.pcloud.default_availability_zone)
-        result['allocated_hosts'] = {
-            host: cloud.holders[host][0]
-            for host in sorted(agg.hosts) if cloud.holders.get(host)}
-        return result
-
-    def delete_host_flavor(self, ctx, flavor_id):
-        self._require_admin(ctx)
-        agg = self._pool(self._cloud(), flavor_id)
-        if agg.hosts:
-            raise exception.HostFlavorInUse(flavor_id=flavor_id,
-                                            count=len(agg.hosts))
-        self._call('delete aggregate %s' % agg.name,
-                   self.nova.aggregates.delete, agg)
-
-    def add_pool_host(self, ctx, flavor_id, host):
-        """Put an empty compute host, its service disabled, in a pool.
-
-        Enables its compute service: from then on only the PcloudFilter
-        decides who may use it.
-        """
-        self._require_admin(ctx)
-        codec.validate_hostname(host)
-        cloud = self._cloud()
-        agg = self._pool(cloud, flavor_id)
-        if host in cloud.flavor_of:
-            raise exception.HostNotEligible(
-                host=host, reason='it is already in the pool of host '
-                'flavor %s' % cloud.flavor_of[host])
-        service = self._compute_service(host)
-        if service.status != 'disabled':
-            raise exception.HostNotEligible(
-                host=host, reason='its nova-compute service is enabled: '
-                'disable it first')
-        nodes = self._nodes_of(host)
-        if len(nodes) != 1:
-            raise exception.HostNotEligible(
-                host=host, reason='it has %d hypervisors, a pcloud host '
-                'needs exactly one' % len(nodes))
-        node = codec.validate_hostname(nodes[0].hypervisor_hostname)
-        servers = self._servers_on(node)
-        if servers:
-            raise exception.HostNotEligible(
-                host=host, reason='it runs %d instance(s)' % len(servers))
-        key = codec.node_key(host)
-        self._set_metadata(agg, {key: node})
-        try:
-            self._call('add host %s to %s' % (host, agg.name),
-                       self._membership, self.nova.aggregates.add_host,
-                       agg, host)
-        except exception.NovaError:
-            self._quietly('forget host', self._set_metadata, agg, {key: None})
-            raise
-        try:
-            self._call('enable the compute service of %s' % host,
-                       self.nova.services.enable, service.id)
-        except exception.NovaError:
-            if self._quietly('remove host', self._membership,
-                             self.nova.aggregates.remove_host, agg, host):
-                self._quietly('forget host', self._set_metadata, agg,
-                              {key: None})
-            raise
-
-    def remove_pool_host(self, ctx, flavor_id, host):
-        """Take a host no pcloud holds out of its pool.
-
-        Its compute service is disabled first, as it was before it joined,
-        so it takes no general instances until an admin says so.
-        """
-        self._require_admin(ctx)
-        codec.validate_hostname(host)
-        cloud = self._cloud()
-        agg = self._pool(cloud, flavor_id)
-        if host not in agg.hosts:
-            raise exception.NotFound(
-                reason='host %s is not in the pool of host flavor %s'
-                % (host, flavor_id))
-        if cloud.holders.get(host):
-            raise exception.HostAllocated(host=host,
-                                          pcloud_id=cloud.holders[host][0])
-        service = self._compute_service(host)
-        self._call('disable the compute service of %s' % host,
-                   self.nova.services.disable_log_reason, service.id,
-                   'removed from pcloud host flavor %s' % flavor_id)
-        self._call('remove host %s from %s' % (host, agg.name),
-                   self._membership, self.nova.aggregates.remove_host,
-                   agg, host)
-        self._set_metadata(agg, {codec.node_key(host): None})
 
     # Users: pclouds.
 
@@ -507,7 +286,8 @@ class PcloudService(object):
             self._quietly('delete aggregate', self.nova.aggregates.delete,
                           agg)
             raise
-        return self._pcloud_dict(_Cloud([]), agg, codec.Pcloud(metadata))
+        return self._pcloud_dict(cloud_mod.Cloud([]), agg,
+                                 codec.Pcloud(metadata))
 
     def list_pclouds(self, ctx):
         cloud = self._cloud()
@@ -586,7 +366,7 @@ class PcloudService(object):
         if availability_zone is not None:
             availability_zone = codec.validate_text('availability_zone',
                                                     availability_zone)
-        with _pcloud_lock(pcloud_id):
+        with cloud_mod.pcloud_lock(pcloud_id):
             cloud = self._cloud()
             agg, view = self._pcloud(ctx, cloud, pcloud_id)
             pool = self._pool(cloud, flavor_id)
@@ -631,6 +411,11 @@ class PcloudService(object):
                 self.leases.release_host(node)
             self.leases.end(intent)
             if taken:
+                # Held since its claim: released, that is what is billed.
+                self.usage.pcloud_host_allocated(
+                    view.owner, view.id, name, flavor_id,
+                    self.leases.held_since(node) or
+                    timeutils.utcnow().replace(microsecond=0))
                 return {'name': name, 'state': codec.DISABLED,
                         'flavor_id': flavor_id}
             # Pause on the scale of what a collision costs here.
@@ -695,8 +480,8 @@ class PcloudService(object):
                                                  name=name)
         try:
             self._check_quota(cloud, view.owner, 0)
-            ratios = _ratios(fresh.cpu_allocation_ratio,
-                             fresh.ram_allocation_ratio)
+            ratios = ratios_mod.ratios_of(fresh.cpu_allocation_ratio,
+                                          fresh.ram_allocation_ratio)
             if ratios:
                 faults.step(ALLOCATE, 'ratios')
                 self._apply_ratios(agg, fresh, hostname, ratios)
@@ -787,7 +572,7 @@ class PcloudService(object):
         picks up where this stopped.
         """
         codec.validate_host_name(name)
-        with _pcloud_lock(pcloud_id):
+        with cloud_mod.pcloud_lock(pcloud_id):
             cloud = self._cloud()
             agg, view = self._pcloud(ctx, cloud, pcloud_id)
             hostname = view.all_hosts.get(name)
@@ -836,6 +621,13 @@ class PcloudService(object):
             forget[codec.host_key(name)] = None
         self._set_metadata(agg, forget)
         if set(cloud.holders.get(host, ())) <= {view.id}:
+            since = self.leases.held_since(hostname)
+            if operation == RELEASE and since is not None:
+                # Before the claim goes: a crash sends it again (the same
+                # record_id), never not at all.
+                self.usage.pcloud_host_released(
+                    view.owner, view.id, name, cloud.flavor_of.get(host),
+                    since)
             faults.step(operation, 'unclaim')
             self.leases.release_host(hostname)
 
@@ -870,134 +662,3 @@ class PcloudService(object):
         self._hand_back(intent['operation'], cloud, agg, view, host,
                         hostname, details['name'])
         return 'host %s out of pcloud %s' % (details['name'], view.id)
-
-    # Users: allocation ratios, through Placement.
-
-    def set_allocation_ratios(self, ctx, pcloud_id, cpu_allocation_ratio=None,
-                              ram_allocation_ratio=None, unset=()):
-        """Record the pcloud's ratios, then set them on each of its hosts'
-
-        VCPU / MEMORY_MB inventories in Placement (the host's own ratios
-        are kept, to be put back when it is released). The ratios named
-        in ``unset`` (their fields) are forgotten, and each host gets its
-        own back. Setting, or unsetting, the same ratios again finishes a
-        run that stopped halfway.
-        """
-        given = {'cpu_allocation_ratio': cpu_allocation_ratio,
-                 'ram_allocation_ratio': ram_allocation_ratio}
-        for field in unset:
-            if field not in given or given[field] is not None:
-                raise exception.InvalidField(
-                    field=field, value=given.get(field),
-                    reason='only a ratio not also set can be unset')
-        if all(v is None for v in given.values()) and not unset:
-            raise exception.InvalidField(
-                field='cpu_allocation_ratio', value=None,
-                reason='give cpu_allocation_ratio, ram_allocation_ratio or '
-                'both')
-        ratios = {}
-        metadata = {}
-        for field, value in given.items():
-            key, resource_class = RATIO_FIELDS[field]
-            if value is not None:
-                ratios[resource_class] = codec.validate_ratio(field, value)
-                metadata[key] = repr(ratios[resource_class])
-            elif field in unset:
-                metadata[key] = None
-        unset_classes = [RATIO_FIELDS[field][1] for field in unset]
-        with _pcloud_lock(pcloud_id):
-            cloud = self._cloud()
-            agg, view = self._pcloud(ctx, cloud, pcloud_id)
-            self._set_metadata(agg, metadata)
-            after = codec.Pcloud({
-                k: v for k, v in dict(agg.metadata, **metadata).items()
-                if v is not None})
-            none_left = (after.cpu_allocation_ratio is None
-                         and after.ram_allocation_ratio is None)
-            for hostname in sorted(
-                    view.hosts(cloud.member_nodes(agg)).values()):
-                if ratios:
-                    self._apply_ratios(agg, view, hostname, ratios)
-                if not unset_classes:
-                    continue
-                # Even when the pcloud no longer has these ratios: a run
-                # that stopped halfway forgot them before every host had
-                # its own back.
-                if self._restore_ratios(view, hostname,
-                                        unset_classes) and none_left:
-                    self._set_metadata(
-                        agg, {codec.saved_ratios_key(hostname): None})
-            return self._pcloud_dict(cloud, agg, after)
-
-    def _apply_ratios(self, agg, view, hostname, ratios):
-        if hostname not in view.saved_ratios:
-            own = self._placement_call(
-                'read the allocation ratios of a host',
-                placement_client.get_allocation_ratios, self.placement,
-                hostname)
-            self._set_metadata(agg, {
-                codec.saved_ratios_key(hostname): codec.format_ratios(
-                    own.get(VCPU, 1.0), own.get(MEMORY_MB, 1.0))})
-        self._placement_call(
-            'set the allocation ratios of a host',
-            placement_client.set_allocation_ratios, self.placement,
-            hostname, ratios)
-        self._mirror_host(hostname)
-
-    def _restore_ratios(self, view, hostname,
-                        resource_classes=(VCPU, MEMORY_MB)):
-        """The host's own ratios (saved in the pcloud) back in Placement,
-
-        for ``resource_classes``.
-        """
-        saved = view.saved_ratios.get(hostname)
-        if saved:
-            own = dict(zip((VCPU, MEMORY_MB), saved))
-            self._placement_call(
-                'put back the allocation ratios of a host',
-                placement_client.set_allocation_ratios, self.placement,
-                hostname, {rc: own[rc] for rc in resource_classes})
-            self._mirror_host(hostname)
-        return saved
-
-    def _mirror_host(self, hostname):
-        """The host's new ratios in the ledger now, not at the mirror's
-
-        next pass (blazar.mirror), so admissions see them at once.
-        """
-        try:
-            provider = placement_client.read_provider(
-                self.placement, placement_client.provider_named(
-                    self.placement, hostname))
-            placement_sync.sync_facts(context_mod.get_admin_context(),
-                                      provider, placement_sync.SyncReport())
-        except Exception:
-            LOG.warning('Could not mirror host %s into the ledger now; the '
-                        'Placement mirror will', hostname, exc_info=True)
-
-    # Leased hosts (the pcloud:host plugin): the pcloud's ratios while
-    # they are in it, their own back when they leave.
-
-    def lend_ratios(self, agg, hostname):
-        """A host joining the pcloud of ``agg`` takes its ratios."""
-        view = codec.Pcloud(agg.metadata)
-        ratios = _ratios(view.cpu_allocation_ratio, view.ram_allocation_ratio)
-        if ratios:
-            self._apply_ratios(agg, view, hostname, ratios)
-
-    def restore_ratios(self, agg, hostname):
-        """A host leaving the pcloud of ``agg`` gets its own ratios back;
-
-        the saved ones are forgotten. Safe to run again.
-        """
-        if self._restore_ratios(codec.Pcloud(agg.metadata), hostname):
-            self._set_metadata(agg, {codec.saved_ratios_key(hostname): None})
-
-
-def _ratios(cpu, ram):
-    ratios = {}
-    if cpu is not None:
-        ratios[VCPU] = cpu
-    if ram is not None:
-        ratios[MEMORY_MB] = ram
-    return ratios

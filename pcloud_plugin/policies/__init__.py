@@ -17,12 +17,16 @@ Imports nothing of ours.
 
 import itertools
 
+from pcloud_plugin.policies import allocations
 from pcloud_plugin.policies import base
 from pcloud_plugin.policies import host_flavors
+from pcloud_plugin.policies import offerings
 from pcloud_plugin.policies import pclouds
 
 
 def list_rules():
     return list(itertools.chain(base.list_rules(),
                                 host_flavors.list_rules(),
-                                pclouds.list_rules()))
+                                pclouds.list_rules(),
+                                offerings.list_rules(),
+                                allocations.list_rules()))

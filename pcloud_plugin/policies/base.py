@@ -27,6 +27,7 @@ PROJECT_READER = 'rule:pcloud:project_reader'
 ADMIN_OR_PROJECT_MEMBER = 'rule:pcloud:admin_or_project_member'
 ADMIN_OR_PROJECT_READER = 'rule:pcloud:admin_or_project_reader'
 ANY_READER = 'rule:pcloud:any_reader'
+ANY_MEMBER = 'rule:pcloud:any_member'
 
 rules = [
     policy.RuleDefault(
@@ -53,6 +54,10 @@ rules = [
         name='pcloud:any_reader',
         check_str='rule:pcloud:admin or role:reader',
         description='Any user with a reader role on some project.'),
+    policy.RuleDefault(
+        name='pcloud:any_member',
+        check_str='rule:pcloud:admin or role:member',
+        description='Any user with a member role on some project.'),
 ]
 
 

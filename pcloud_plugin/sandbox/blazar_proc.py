@@ -38,6 +38,9 @@ EVENT_INTERVAL = 2
 # The Placement mirror's pass (60 s by default): a compute resized or an
 # instance booted outside reservations is in the ledger within seconds.
 MIRROR_INTERVAL = 5
+HEALING_INTERVAL = 5
+# Keystone limits (60 s by default) apply within seconds of a change.
+QUOTA_CACHE_SECONDS = 5
 
 
 def plugins():
@@ -79,7 +82,17 @@ def _write_conf(spec, run_dir):
             spec['databases']['blazar'])},
         'keystone_authtoken': common.authtoken_conf(spec, 'blazar'),
         'oslo_messaging_notifications': {'driver': 'noop'},
-        'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL},
+        # Short: a compute disabled or down is healed within seconds.
+        'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL,
+                   'healing_interval': HEALING_INTERVAL,
+                   'quota_cache_seconds': QUOTA_CACHE_SECONDS},
+        # Per-project limits from Keystone unified limits, registered on
+        # the catalog's reservation service (the blazar user is an admin,
+        # so it may read every project's). Without any there, the
+        # [pcloud] quota options apply as before.
+        'oslo_limit': dict(_service_auth(spec),
+                           endpoint_service_type='reservation',
+                           endpoint_region_name=common.REGION),
         # Our plugins': the ledger, and admin access to Nova and Placement.
         'pcloud_database': {'connection': common.patient(
             spec['databases']['ledger'])},

@@ -24,14 +24,32 @@ them: 404, as for one that does not exist at all; only callers of the
 owning project learn, by a 403, that their role is not enough.
 """
 
+import datetime
 import threading
 
+from oslo_utils import strutils
+from oslo_utils import timeutils
+
+from pcloud_plugin.blazar import allocations
 from pcloud_plugin.blazar.api import policy
+from pcloud_plugin.blazar import host_requests
+from pcloud_plugin.blazar import offerings
+from pcloud_plugin.blazar import resources
+from pcloud_plugin.blazar import slots as slots_mod
+from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin import conf
 from pcloud_plugin import context as pcloud_context
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import service as service_mod
+
+CONF = conf.CONF
+# Longest window an offering is asked for: a year, in minutes.
+MAX_DURATION = 366 * 24 * 60
 
 _SERVICE = None
 _LOCK = threading.Lock()
@@ -69,6 +87,63 @@ def _pool_hosts(flavor):
     hosts.extend({'host': h, 'pcloud_id': p}
                  for h, p in flavor['allocated_hosts'].items())
     return sorted(hosts, key=lambda h: h['host'])
+
+
+def _invalid(field, reason):
+    return exception.SchemaViolation(field=field, reason=reason)
+
+
+def _int(query, field, minimum, maximum, default=None):
+    """An integer of the query in [minimum, maximum], or default."""
+    if field not in query:
+        return default
+    value = int(query[field])
+    if not minimum <= value <= maximum:
+        raise _invalid(field, 'must be from %d to %d, got %d'
+                       % (minimum, maximum, value))
+    return value
+
+
+def _moment(query, field, default):
+    """A moment of the query (ISO 8601 or "YYYY-MM-DD HH:MM", UTC), as
+
+    naive UTC; ``default`` when not given.
+    """
+    if field not in query:
+        return default
+    text = query[field]
+    try:
+        moment = timeutils.parse_isotime(text)
+    except ValueError:
+        try:
+            moment = datetime.datetime.strptime(text, '%Y-%m-%d %H:%M')
+        except ValueError:
+            raise _invalid(field, 'a date like "2031-01-01 12:00" or '
+                           'ISO 8601, got %r' % text)
+    moment = window_mod.normalize(moment, field)
+    if moment >= window_mod.FOREVER:
+        raise _invalid(field, 'must be before %s' % window_mod.FOREVER)
+    return moment
+
+
+def _terms(query):
+    """(amount, duration, not before, count) of an offerings query."""
+    amount = _int(query, 'amount', 1, 2 ** 31 - 1)
+    duration = datetime.timedelta(minutes=_int(
+        query, 'duration', 1, MAX_DURATION))
+    now = timeutils.utcnow().replace(microsecond=0)
+    # Nothing is reserved in the past: a start before this minute (Blazar
+    # takes lease dates to the minute) means now.
+    not_before = max(_moment(query, 'start', now),
+                     now.replace(second=0))
+    count = _int(query, 'count', 1, offerings.MAX_COUNT,
+                 offerings.DEFAULT_COUNT)
+    return amount, duration, not_before, count
+
+
+def _offerings(found):
+    windows, searched_until = found
+    return {'offerings': windows, 'searched_until': searched_until}
 
 
 class API(object):
@@ -246,3 +321,85 @@ class API(object):
             cpu_allocation_ratio=body.get('cpu_allocation_ratio'),
             ram_allocation_ratio=body.get('ram_allocation_ratio'),
             unset=[field for field, value in body.items() if value is None]))
+
+    # Offerings.
+
+    def _aggregates(self):
+        nova = self.service.nova
+        try:
+            return nova.aggregates.list()
+        except cloud_mod.NOVA_FAILURES as e:
+            raise exception.NovaError(action='list aggregates', reason=e)
+
+    def host_offerings(self, ctx, query):
+        """When ``amount`` hosts of a host flavor could be leased."""
+        policy.authorize(ctx, 'pcloud:offering:hosts', _own(ctx))
+        amount, duration, not_before, count = _terms(query)
+        pools = host_requests.Pools(self._aggregates(),
+                                    CONF.pcloud.default_availability_zone)
+        if query['host_flavor'] not in pools.pools:
+            raise exception.HostFlavorNotFound(
+                flavor_id=query['host_flavor'])
+        traits = query.get('required_traits') or None
+        if traits:
+            try:
+                # As a reservation's: several groups joined by '&'.
+                host_windows.parse_traits(traits.split('&'))
+            except exception.Invalid as e:
+                raise _invalid('required_traits', e.kwargs.get(
+                    'reason', e.message))
+        params = {'amount': amount, 'host_flavor': query['host_flavor'],
+                  'availability_zone': query.get('availability_zone'),
+                  'required_traits': traits}
+        admin = pcloud_context.get_admin_context()
+        return _offerings(offerings.host_offerings(
+            admin, db_snapshots.load_forest(admin), pools, params, duration,
+            not_before, count))
+
+    def instance_offerings(self, ctx, query):
+        """When ``amount`` instance slots of a flavor could be reserved."""
+        policy.authorize(ctx, 'pcloud:offering:instances', _own(ctx))
+        amount, duration, not_before, count = _terms(query)
+        per_slot = {'VCPU': _int(query, 'vcpus', 1, 2 ** 31 - 1),
+                    'MEMORY_MB': _int(query, 'memory_mb', 1, 2 ** 31 - 1),
+                    'DISK_GB': _int(query, 'disk_gb', 0, 2 ** 31 - 1)}
+        affinity = query.get('affinity', 'none').lower()
+        if affinity in ('', 'none', 'null'):
+            affinity = None
+        elif strutils.is_valid_boolstr(affinity):
+            affinity = strutils.bool_from_string(affinity)
+        else:
+            raise _invalid('affinity', 'true, false or none, got %r'
+                           % query['affinity'])
+        try:
+            required, forbidden = slots_mod.parse_properties(
+                query.get('resource_properties') or '')
+        except exception.Invalid as e:
+            raise _invalid('resource_properties', e.kwargs.get(
+                'reason', e.message))
+        try:
+            excluded_aggregates, excluded_hosts = resources.NovaObjects(
+                self.service.nova).pcloud_exclusions()
+        except cloud_mod.NOVA_FAILURES as e:
+            raise exception.NovaError(action='list aggregates', reason=e)
+        request = slots_mod.SlotRequest(
+            per_slot, amount, affinity=affinity, required=required,
+            forbidden=forbidden, forbidden_aggregates=excluded_aggregates,
+            excluded_hosts=excluded_hosts)
+        return _offerings(offerings.slot_offerings(
+            pcloud_context.get_admin_context(), request, duration,
+            not_before, count))
+
+    # Allocations.
+
+    def list_allocations(self, ctx, query):
+        """What holds each host in a window (admins)."""
+        policy.authorize(ctx, 'pcloud:allocation:list', _own(ctx))
+        now = timeutils.utcnow().replace(microsecond=0)
+        start = _moment(query, 'start', now)
+        end = _moment(query, 'end', start)
+        if end < start:
+            raise _invalid('end', 'must not be before start')
+        return allocations.host_allocations(
+            pcloud_context.get_admin_context(), self._aggregates(), start,
+            end, host=query.get('host'))

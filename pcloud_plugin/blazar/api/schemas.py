@@ -66,6 +66,24 @@ NO_QUERY = _object()
 PCLOUD_LIST_QUERY = _object(project_id=PROJECT_ID)
 HOST_LIST_QUERY = _object(state=HOST_STATE)
 
+# Numbers in a query are strings; handlers check their ranges, naming the
+# field.
+INTEGER_TEXT = {'type': 'string', 'pattern': r'^-?[0-9]{1,9}' + _END}
+MOMENT = {'type': 'string', 'minLength': 1, 'maxLength': 64}
+FLAG_TEXT = {'type': 'string', 'maxLength': 16}
+OFFERING_COMMON = {'amount': INTEGER_TEXT, 'duration': INTEGER_TEXT,
+                   'start': MOMENT, 'count': INTEGER_TEXT}
+HOST_OFFERINGS_QUERY = _object(
+    ('host_flavor', 'amount', 'duration'), host_flavor=IDENTIFIER,
+    availability_zone=NAME, required_traits=TEXT, **OFFERING_COMMON)
+INSTANCE_OFFERINGS_QUERY = _object(
+    ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'duration'),
+    vcpus=INTEGER_TEXT, memory_mb=INTEGER_TEXT, disk_gb=INTEGER_TEXT,
+    affinity=FLAG_TEXT, resource_properties={'type': 'string',
+                                             'maxLength': 4096},
+    **OFFERING_COMMON)
+ALLOCATIONS_QUERY = _object(start=MOMENT, end=MOMENT, host=HOSTNAME)
+
 
 # Blazar's own lease routes (POST /leases, PUT /leases/<id>) answer a 500
 # when these top-level fields are of another type; we check their types

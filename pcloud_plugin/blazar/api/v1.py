@@ -383,3 +383,26 @@ def _allocation_ratios_set(ctx, query, body, pcloud_id):
 route('PUT', RATIOS, body=schemas.ALLOCATION_RATIOS)(_allocation_ratios_set)
 route('PATCH', RATIOS, body=schemas.ALLOCATION_RATIOS)(
     _allocation_ratios_set)
+
+
+# Offerings (any project member): when a reservation could be had.
+
+OFFERINGS = '/pcloud-offerings'
+
+
+@route('GET', OFFERINGS + '/hosts', query=schemas.HOST_OFFERINGS_QUERY)
+def host_offerings_list(ctx, query):
+    return _api.host_offerings(ctx, query)
+
+
+@route('GET', OFFERINGS + '/instances',
+       query=schemas.INSTANCE_OFFERINGS_QUERY)
+def instance_offerings_list(ctx, query):
+    return _api.instance_offerings(ctx, query)
+
+
+# Allocations (cloud admins): what holds each host in a window.
+
+@route('GET', '/pcloud-allocations', query=schemas.ALLOCATIONS_QUERY)
+def allocations_list(ctx, query):
+    return {'allocations': _api.list_allocations(ctx, query)}

@@ -154,6 +154,8 @@ class BlazarTestCase(base.LedgerTestCase):
         # Tests run the Placement mirror themselves.
         self.conf.set_override('placement_mirror_interval', 0,
                                group='pcloud')
+        # And healing (test_healing).
+        self.conf.set_override('healing_interval', 0, group='pcloud')
         self.useFixture(BlazarDatabase(self.conf))
         blazar_notifier.init()
         self.addCleanup(blazar_notifier.cleanup)
@@ -288,6 +290,19 @@ class BlazarTestCase(base.LedgerTestCase):
         event = self.run_event(lease_id, 'end_lease')
         self.assertEqual(status.event.DONE, event['status'])
         return blazar_db.lease_get(lease_id)
+
+    def started_on_one_host(self, amount):
+        """A lease of ``amount`` slots on one host (affinity), started
+
+        now: (lease id, reservation id, its resource class, the host).
+        """
+        lease = self.create_lease(self.reservation(amount, affinity=True),
+                                  start=0)
+        (reservation,) = lease['reservations']
+        self.start(lease['id'])
+        rc = resources.resource_class(reservation['id'])
+        (host,) = self.reservation_inventories(rc)
+        return lease['id'], reservation['id'], rc, host
 
     # --- what Placement and the ledger hold ---------------------------------
 

@@ -38,6 +38,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.db import api as db_api
@@ -261,7 +262,7 @@ class ScheduleTests(HostLeaseTestCase):
                           for name, node in names.items()},
                          self.pcloud_hosts())
         (lease_agg,) = [a for a in self.nova.aggregate_objs.values()
-                        if a.name == host_plugin.AGGREGATE_PREFIX + rid]
+                        if a.name == host_lifecycle.AGGREGATE_PREFIX + rid]
         # The window, for the PcloudFilter to refuse boots after the end.
         row = self.row(lease)
         self.assertEqual({'filter_lease_id': lease['id'],
@@ -364,8 +365,9 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual(self.minutes(130),
                          self.claims(rid)['start'].strftime('%Y-%m-%d %H:%M'))
 
-        # Active: only the end may move, on the same hosts; the lease's
-        # aggregate has it.
+        # Active: the end moves on the same hosts; the lease's aggregate
+        # has it. (Growing it needs a free host: none is, here; resizes
+        # are test_host_lease_resize's.)
         lease = self.create_lease(self.hosts_res(1), start=0, end=60)
         rid = _reservation_of(lease)['id']
         self.start(lease['id'])
@@ -388,7 +390,7 @@ class ScheduleTests(HostLeaseTestCase):
 
     def lease_end(self, rid):
         (agg,) = [a for a in self.nova.aggregate_objs.values()
-                  if a.name == host_plugin.AGGREGATE_PREFIX + rid]
+                  if a.name == host_lifecycle.AGGREGATE_PREFIX + rid]
         return agg.metadata[codec.LEASE_END]
 
     def test_an_end_nova_cannot_take_leaves_the_lease_as_it_was(self):
@@ -464,7 +466,7 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual({}, self.pcloud_hosts())
         self.assertEqual(
             [], [a for a in self.nova.aggregate_objs.values()
-                 if a.name.startswith(host_plugin.AGGREGATE_PREFIX)])
+                 if a.name.startswith(host_lifecycle.AGGREGATE_PREFIX)])
         # Its hosts stay booked until the lease is deleted.
         self.assertIsNotNone(self.claims(_reservation_of(lease)['id']))
         self.delete_lease(lease['id'])
@@ -492,7 +494,7 @@ class ReconcileTests(HostLeaseTestCase):
         self.assertEqual({}, self.pcloud_hosts())
         self.assertEqual([], [
             a for a in self.nova.aggregate_objs.values()
-            if a.name == host_plugin.AGGREGATE_PREFIX + rid])
+            if a.name == host_lifecycle.AGGREGATE_PREFIX + rid])
 
     def test_a_lease_refused_midway_leaves_no_claim(self):
         # Three hosts of "big" are free for us (cn1, cn2, cn4): each

@@ -526,7 +526,9 @@ _CONTENT_TYPES = st.sampled_from([
 _FIELDS = ('id', 'description', 'units', 'host', 'name', 'flavor_id',
            'availability_zone', 'state', 'tenant_id',
            'cpu_allocation_ratio', 'ram_allocation_ratio')
-_QUERY_KEYS = ('project_id', 'state', 'limit', 'marker', 'all_projects')
+_QUERY_KEYS = ('project_id', 'state', 'limit', 'marker', 'all_projects',
+               'amount', 'duration', 'start', 'end', 'count', 'host',
+               'vcpus', 'memory_mb', 'affinity', 'resource_properties')
 
 
 @st.composite
@@ -568,7 +570,7 @@ class FuzzTest(api_base.PcloudAPITestCase):
                  'tenant_id': [ALICE, BOB]}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(23, len(routes))
+        self.assertEqual(26, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 

@@ -199,6 +199,15 @@ def ledger_sql(sandbox, statement, **params):
         engine.dispose()
 
 
+def claimed_on(sandbox, consumer):
+    """The hosts (root providers' names) a ledger consumer's claim is on."""
+    return set(ledger_sql(
+        sandbox, 'SELECT DISTINCT r.name FROM allocations a JOIN '
+        'resource_providers p ON p.id = a.resource_provider_id JOIN '
+        'resource_providers r ON r.id = p.root_provider_id WHERE '
+        'a.consumer_id = :consumer', consumer=consumer))
+
+
 def reservation_of(sandbox, lease_id):
     """The id of a lease's (first) reservation, from Blazar's database."""
     return _blazar_sql(sandbox, 'SELECT id FROM reservations WHERE '

@@ -1,0 +1,340 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The life of a pcloud:host reservation after admission: hosts joining
+
+the pcloud and the lease's aggregate at start, leaving them at end, and
+what crashes left halfway (reconcile, sweep). Mixed into
+blazar.host_plugin.PcloudHostPlugin, whose helpers (nova, pclouds,
+_ctx, _blazar_status, _notify, ...) it uses.
+"""
+
+from blazar.manager import exceptions as mgr_exc
+from novaclient import exceptions as nova_exc
+from oslo_log import log as logging
+
+from pcloud_plugin.blazar import healing
+from pcloud_plugin.blazar import host_resize
+from pcloud_plugin.blazar import reconcile
+from pcloud_plugin.blazar import resources
+from pcloud_plugin import conf
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import intents
+from pcloud_plugin import exception
+from pcloud_plugin import faults
+from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import service as pcloud_service
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+# The lease's own aggregate (seeds/001): its name and metadata keys.
+AGGREGATE_PREFIX = 'pcloud-lease:'
+FILTER_KEY = 'filter_lease_id'
+RESERVATION_KEY = 'pcloud:reservation_id'
+
+
+class Lifecycle(object):
+
+    def _lease_aggregate(self, row):
+        if row['aggregate_id']:
+            return row['aggregate_id']
+        faults.step(reconcile.LEASE_START, 'aggregate')
+        nova_objects = resources.NovaObjects(self.nova())
+        # The window too: the PcloudFilter lets boots in only within it.
+        metadata = codec.lease_window_metadata(
+            row['pcloud_id'], row['start_time'], row['end_time'])
+        metadata.update({FILTER_KEY: row['lease_id'],
+                         RESERVATION_KEY: row['reservation_id']})
+        aggregate_id = nova_objects.create_aggregate(
+            AGGREGATE_PREFIX + row['reservation_id'], metadata)
+        host_db.update(self._ctx(), row['reservation_id'],
+                       aggregate_id=aggregate_id)
+        row['aggregate_id'] = aggregate_id
+        return aggregate_id
+
+    def _join(self, row):
+        """Put the hosts in the pcloud (named, enabled) and the lease's
+
+        aggregate; each host is recorded as it joins.
+        """
+        nova = self.nova()
+        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        if pcloud is None:
+            raise exception.PcloudNotFound(pcloud_id=row['pcloud_id'])
+        lease_agg = self._lease_aggregate(row)
+        for host in row['hosts']:
+            if not host['joined']:
+                # The names first, so the pcloud knows the host as it
+                # joins; forgotten again if it cannot join.
+                names = {codec.host_key(host['name']): host['host_name'],
+                         codec.host_state_key(host['host_name']):
+                             codec.ENABLED}
+                faults.step(reconcile.LEASE_START, 'name')
+                nova.aggregates.set_metadata(pcloud.id, names)
+                try:
+                    faults.step(reconcile.LEASE_START, 'add')
+                    self._add_host(pcloud.id, host['service_host'])
+                except Exception:
+                    try:
+                        nova.aggregates.set_metadata(
+                            pcloud.id, dict.fromkeys(names))
+                    except Exception:
+                        LOG.exception('Could not forget host %s in pcloud '
+                                      '%s', host['name'], row['pcloud_id'])
+                    raise
+                faults.step(reconcile.LEASE_START, 'joined')
+                host_db.set_joined(self._ctx(), row['reservation_id'],
+                                   host['host_uuid'], True)
+                host['joined'] = True
+            # The pcloud's allocation ratios while it is in it (again
+            # after a crash: it is safe to).
+            self.pclouds().lend_ratios(pcloud, host['host_name'])
+            faults.step(reconcile.LEASE_START, 'lease-aggregate')
+            self._add_host(lease_agg, host['service_host'])
+
+    def _add_host(self, aggregate_id, host):
+        try:
+            self.nova().aggregates.add_host(aggregate_id, host)
+        except nova_exc.Conflict:
+            pass  # already a member
+
+    def _leave(self, row):
+        """Disable the hosts, take them out of the pcloud and delete the
+
+        lease's aggregate. True when all is done; what failed is retried
+        by sweep(). Their instances keep running.
+        """
+        nova = self.nova()
+        done = True
+        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        for host in row['hosts']:
+            if not host['joined']:
+                if pcloud is not None and not self._forget_unjoined(
+                        pcloud, host):
+                    done = False
+                continue
+            try:
+                if pcloud is not None:
+                    faults.step(reconcile.LEASE_END, 'disable')
+                    nova.aggregates.set_metadata(pcloud.id, {
+                        codec.host_state_key(host['host_name']):
+                            codec.DISABLED})
+                    self.pclouds().restore_ratios(pcloud,
+                                                  host['host_name'])
+                    faults.step(reconcile.LEASE_END, 'remove')
+                    try:
+                        nova.aggregates.remove_host(pcloud.id,
+                                                    host['service_host'])
+                    except nova_exc.NotFound:
+                        pass
+                    faults.step(reconcile.LEASE_END, 'forget')
+                    nova.aggregates.set_metadata(pcloud.id, {
+                        codec.host_key(host['name']): None,
+                        codec.host_state_key(host['host_name']): None})
+                faults.step(reconcile.LEASE_END, 'left')
+                host_db.set_joined(self._ctx(), row['reservation_id'],
+                                   host['host_uuid'], False)
+                host['joined'] = False
+            except Exception:
+                LOG.exception('Could not take host %s of reservation %s out '
+                              'of pcloud %s', host['name'],
+                              row['reservation_id'], row['pcloud_id'])
+                done = False
+        if row['aggregate_id']:
+            try:
+                faults.step(reconcile.LEASE_END, 'aggregate')
+                resources.NovaObjects(nova).delete_aggregate(
+                    row['aggregate_id'])
+                host_db.update(self._ctx(), row['reservation_id'],
+                               aggregate_id=None)
+            except Exception:
+                LOG.exception('Could not delete aggregate %s of reservation '
+                              '%s', row['aggregate_id'],
+                              row['reservation_id'])
+                done = False
+        return done
+
+    def _forget_unjoined(self, pcloud, host):
+        """Forget the names a join that failed wrote for a host that is
+
+        not in the pcloud (its own rollback may have failed too).
+        """
+        key = codec.host_key(host['name'])
+        if (pcloud.metadata.get(key) != host['host_name']
+                or host['service_host'] in (pcloud.hosts or ())):
+            return True
+        try:
+            self.pclouds().restore_ratios(pcloud, host['host_name'])
+            self.nova().aggregates.set_metadata(pcloud.id, {
+                key: None, codec.host_state_key(host['host_name']): None})
+        except Exception:
+            LOG.exception('Could not forget host %s in pcloud %s',
+                          host['name'], pcloud.id)
+            return False
+        return True
+
+    def _activate(self, row, previous=None):
+        """Put the hosts in the pcloud, once a BEST-EFFORT reservation's
+
+        are empty of other projects' instances; returns the new state.
+        """
+        rid = row['reservation_id']
+        ctx = self._ctx()
+        waiting = self._vacate(row, previous or row['state'])
+        if waiting:
+            return waiting
+        if self._occupants(row) is None:
+            row = self._empty_hosts(row)
+            if row is None:
+                # BEST-EFFORT: other hosts may come free before its end.
+                return self._wait_for_hosts(rid, previous or host_db.INACTIVE)
+        try:
+            self._join(row)
+        except Exception as e:
+            LOG.exception('Starting reservation %s failed; undoing it', rid)
+            self._leave(host_db.get(ctx, rid))
+            raise mgr_exc.EventError(
+                error='Nova failed while starting host reservation %s: %s'
+                      % (rid, e))
+        faults.step(reconcile.LEASE_START, 'active')
+        host_db.update(ctx, rid, state=host_db.ACTIVE)
+        self._blazar_status(rid, missing_resources=False)
+        self._notify(rid, previous or row['state'],
+                     held_from=self._held_since(row))
+        return host_db.ACTIVE
+
+    def _row(self, resource_id):
+        try:
+            return host_db.get(self._ctx(), resource_id)
+        except host_db.HostReservationNotFound as e:
+            raise mgr_exc.EventError(error=e.message)
+
+    def _record(self, operation, row):
+        reconcile.record_event(self._ctx(), operation, row['reservation_id'],
+                               row['lease_id'], self.resource_type)
+
+    def on_start(self, resource_id):
+        row = self._row(resource_id)
+        self._record(reconcile.LEASE_START, row)
+        if row['state'] == host_db.INACTIVE:
+            self._activate(row)
+        elif row['state'] == host_db.ACTIVE:
+            # Run again after a crash left Blazar's side unfinished.
+            self._join(row)
+        elif row['state'] == host_db.IN_PROGRESS:
+            if self._try_waiting(row, True) == host_db.TIMEDOUT:
+                raise mgr_exc.EventError(
+                    error='BEST-EFFORT reservation %s timed out'
+                    % resource_id)
+        else:
+            raise mgr_exc.EventError(
+                error='Host reservation %s cannot start from %s'
+                % (resource_id, row['state']))
+
+    def on_end(self, resource_id):
+        ctx = self._ctx()
+        try:
+            row = host_db.get(ctx, resource_id)
+        except host_db.HostReservationNotFound:
+            LOG.info('Host reservation %s is already gone', resource_id)
+            return
+        if row['state'] == host_db.ENDED:
+            return
+        self._record(reconcile.LEASE_END, row)
+        self._leave(row)
+        if row['state'] == host_db.ACTIVE:
+            self._notify_end(row)
+        faults.step(reconcile.LEASE_END, 'release')
+        db_api.release(ctx, resource_id)
+        faults.step(reconcile.LEASE_END, 'ended')
+        host_db.update(ctx, resource_id, state=host_db.ENDED)
+        if row['state'] != host_db.ACTIVE:
+            self._notify(resource_id, row['state'])
+        # Hosts may have come free for those waiting.
+        self.retry_waiting()
+
+    def poll(self):
+        self.reconcile()
+        self.retry_waiting()
+        self.sweep()
+
+    def heal(self):
+        """Move reservations off computes that failed (blazar.healing);
+
+        {reservation id: the flags set on Blazar's reservation}.
+        """
+        return healing.heal_hosts(self)
+
+    # --- after crashes ---------------------------------------------------
+
+    def reconcile(self):
+        """Finish or undo what crashes and unreachable services
+
+        interrupted (db.intents): lease starts and ends, host allocations
+        and releases. Runs at manager start and every retry_interval.
+        """
+        ctx = self._ctx()
+        older_than = intents.since(CONF.pcloud.operation_timeout)
+        done = reconcile.recover_events(ctx, self.resource_type,
+                                        self._undo_failed_start,
+                                        self.notifier, older_than)
+        done.update(reconcile.recover(
+            ctx, intents.interrupted(
+                ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
+                older_than),
+            self.pclouds().recover, self.notifier, take=True))
+        done.update(host_resize.recover(self, ctx, older_than))
+        return done
+
+    def _undo_failed_start(self, intent):
+        """What a failed start left in Nova leaves; the lease is ERROR."""
+        try:
+            row = host_db.get(self._ctx(), intent['subject'])
+        except host_db.HostReservationNotFound:
+            return None
+        if row['state'] == host_db.ACTIVE or not (
+                row['aggregate_id'] or any(h['joined']
+                                           for h in row['hosts'])):
+            return None
+        if not self._leave(row):
+            return reconcile.KEEP
+        return 'its hosts left pcloud %s after it failed' % row['pcloud_id']
+
+    def sweep(self):
+        """Retry taking out of pclouds the hosts of ended (or timed out)
+
+        reservations; end those whose Blazar reservation is gone, and
+        release claims nothing holds (see reconcile).
+        """
+        ctx = self._ctx()
+        rows = host_db.list_reservations(ctx)
+        for row in reconcile.orphan_rows(
+                [r for r in rows if r['state'] != host_db.ENDED]):
+            rid = row['reservation_id']
+            LOG.warning('Host reservation %s is gone from Blazar; ending '
+                        'it', rid)
+            if row['state'] == host_db.ACTIVE:
+                self._notify_end(row)
+            db_api.release(ctx, rid)
+            if self._leave(row):
+                host_db.delete(ctx, rid)
+            else:
+                host_db.update(ctx, rid, state=host_db.ENDED)
+        for row in rows:
+            if row['state'] in (host_db.ENDED, host_db.TIMEDOUT) and (
+                    any(h['joined'] for h in row['hosts']) or
+                    row['aggregate_id']):
+                self._leave(row)
+        reconcile.release_orphan_claims(ctx)
