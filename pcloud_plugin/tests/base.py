@@ -13,7 +13,10 @@
 #    under the License.
 """Test bases: config isolation and the ledger database on each backend."""
 
+import contextlib
+import os
 import queue
+import sys
 import time
 
 import fixtures
@@ -24,6 +27,7 @@ from oslo_db.sqlalchemy import provision
 from oslo_db.sqlalchemy import test_fixtures
 from oslotest import base
 import sqlalchemy as sa
+from testtools import content
 
 from pcloud_plugin import conf
 from pcloud_plugin import context
@@ -123,6 +127,39 @@ def scratch_database(test, driver):
         test.skipTest('no %s server for this test: %s (user %s: %s)' % (
             driver, e, db_users.USER, db_users.ensure()[driver]))
     return test.useFixture(ScratchDatabase(driver))
+
+
+def start_processes(test, processes):
+    """Start ``processes`` with their stdout and stderr in a file that is
+
+    attached to ``test`` only if it fails. A child has no log capture: its
+    warnings and logged tracebacks (a refused lease logs one) would fill
+    the run's output and bury the failure, and a print on the stdout it
+    inherits would corrupt the subunit stream.
+    """
+    path = test.useFixture(fixtures.TempDir()).join('processes.log')
+
+    def attach(_exc_info):
+        with contextlib.suppress(OSError), open(path, errors='replace') as f:
+            test.addDetail('processes.log', content.text_content(f.read()))
+    test.addOnException(attach)
+    for process in processes:
+        test.addCleanup(process.terminate)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        # A spawned child inherits these two descriptors as they are now.
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        for process in processes:
+            process.start()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (out,) + saved:
+            os.close(fd)
 
 
 def reports_of(test, workers, results, timeout=600):

@@ -217,8 +217,7 @@ class ChangeRace(base.TestCase):
         workers = [spawn.Process(target=_racer, args=(
             urls, self.DRIVER, n, start_line, results))
             for n in range(PROCESSES)]
-        for worker in workers:
-            worker.start()
+        base.start_processes(self, workers)
         engine = sa.create_engine(url)
         self.addCleanup(engine.dispose)
         observer = _Observer(engine)

@@ -106,8 +106,7 @@ class ClaimRace(base.TestCase):
                                  args=(database.url, n, results))
                    for n in range(PROCESSES)]
         began = time.monotonic()
-        for worker in workers:
-            worker.start()
+        base.start_processes(self, workers)
         reports = base.reports_of(self, workers, results)
         elapsed = time.monotonic() - began
         for worker in workers:

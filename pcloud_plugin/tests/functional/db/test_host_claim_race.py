@@ -109,8 +109,7 @@ class HostClaimRace(base.TestCase):
         workers = [spawn.Process(target=_racer, args=(
             database.url, n, whole, start_line, results))
             for n, whole in enumerate(kinds)]
-        for worker in workers:
-            worker.start()
+        base.start_processes(self, workers)
         reports = base.reports_of(self, workers, results)
         for worker in workers:
             worker.join(timeout=60)

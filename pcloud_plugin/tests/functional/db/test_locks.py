@@ -74,8 +74,7 @@ class LockRace(base.TestCase):
         workers = [self.spawn.Process(target=_holder, args=(
             self.database.url, 'lease:x', log, start_line, results))
             for _ in range(PROCESSES)]
-        for worker in workers:
-            worker.start()
+        base.start_processes(self, workers)
         base.reports_of(self, workers, results)
         with open(log) as f:
             spans = sorted(tuple(map(float, line.split())) for line in f)
