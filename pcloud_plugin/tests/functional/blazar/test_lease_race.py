@@ -183,9 +183,8 @@ class LeaseRace(base.TestCase):
             blazar.url, ledger.url, placement.url, n, base_time, results,
             quota)) for n in range(PROCESSES)]
         began = time.monotonic()
-        for worker in workers:
-            worker.start()
-        reports = [results.get(timeout=300) for _ in workers]
+        base.start_processes(self, workers)
+        reports = base.reports_of(self, workers, results, timeout=300)
         elapsed = time.monotonic() - began
         self.assertEqual([], [error for _w, _a, error in reports
                               if isinstance(error, str)])
