@@ -120,7 +120,12 @@ def _moment(query, field, default):
         except ValueError:
             raise _invalid(field, 'a date like "2031-01-01 12:00" or '
                            'ISO 8601, got %r' % text)
-    moment = window_mod.normalize(moment, field)
+    try:
+        moment = window_mod.normalize(moment, field)
+    except OverflowError:
+        # An offset that takes it before year 1 (or past 9999).
+        raise _invalid(field, 'must be from year 1 to %s, got %r'
+                       % (window_mod.FOREVER, text))
     if moment >= window_mod.FOREVER:
         raise _invalid(field, 'must be before %s' % window_mod.FOREVER)
     return moment

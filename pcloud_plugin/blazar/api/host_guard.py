@@ -25,6 +25,8 @@ plugin holds. So whichever comes second is refused, in either order.
 import json
 import re
 
+from blazar.api import context as blazar_api_context
+from blazar import policy as blazar_policy
 import flask
 from oslo_log import log as logging
 
@@ -37,6 +39,7 @@ from pcloud_plugin.pcloud import partition
 
 LOG = logging.getLogger(__name__)
 _HOSTS = re.compile(r'/os-hosts/?$')
+_ADD_HOSTS = 'blazar:oshosts:post'
 
 
 def why_held(name, aggregates):
@@ -54,6 +57,21 @@ def why_held(name, aggregates):
         else 'until %s' % until.isoformat())
 
 
+def _may_add_hosts():
+    """Whether Blazar's policy lets the caller add hosts: the guard says
+
+    nothing of any host to one it does not (Blazar answers 403), or
+    tenants could probe host names and other projects' reservations.
+    """
+    try:
+        with blazar_api_context.ctx_from_headers(flask.request.headers) as ctx:
+            return bool(blazar_policy.enforce(ctx, _ADD_HOSTS, {},
+                                              do_raise=False))
+    except Exception:
+        LOG.exception('Could not check policy %s', _ADD_HOSTS)
+        return False
+
+
 def refusal():
     """Why the request must be refused (409), or None: Blazar goes on."""
     request = flask.request
@@ -64,7 +82,7 @@ def refusal():
     except ValueError:
         return None  # Blazar's to answer
     name = body.get('name') if isinstance(body, dict) else None
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or not _may_add_hosts():
         return None
     try:
         why = why_held(name, handlers.get_service().nova.aggregates.list())

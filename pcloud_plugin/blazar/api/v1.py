@@ -26,7 +26,6 @@ Bad input is a 4xx; a 500 only ever means a bug, and says nothing more.
 """
 
 import json
-import re
 
 from blazar.api.v1 import utils as blazar_utils
 from blazar import context as blazar_context
@@ -40,6 +39,7 @@ from werkzeug import exceptions as http_exc
 
 from pcloud_plugin.blazar.api import handlers
 from pcloud_plugin.blazar.api import host_guard
+from pcloud_plugin.blazar.api import lease_guard
 from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin.blazar import errors  # noqa: blazar-api learns our codes
@@ -95,8 +95,23 @@ def _guard_leases(bp):
     """
     bp.before_app_request(_check_lease_body)
     bp.before_app_request(_guard_hosts)
-    bp.before_app_request(lease_lock.before)
+    bp.before_app_request(_lock_lease)
     bp.teardown_app_request(lease_lock.teardown)
+
+
+def _lock_lease():
+    """Before Blazar's PUT and DELETE of a lease: its lock, and a 409 while
+
+    one of its events must run first (lease_lock).
+    """
+    wait = lease_lock.before()
+    if wait is None:
+        return None
+    message, seconds = wait
+    blazar_utils.set_api_version_request()
+    response = _error(409, message, 'LeaseBusy')
+    response.headers['Retry-After'] = str(seconds)
+    return response
 
 
 def _guard_hosts():
@@ -109,27 +124,22 @@ def _guard_hosts():
 
 
 HOST_EXTENSION = 'pcloud.host'
-_LEASE_PATH = re.compile(r'/leases(/[^/]+)?/?$')
 
 
 def _check_lease_body():
     """Before Blazar's own lease routes: a 400 naming the field for a
 
-    lease body whose top-level fields have the wrong type (Blazar's
-    answer to those is a 500).
+    body Blazar would mishandle, 404 for an id no lease has
+    (lease_guard).
     """
-    request = flask.request
-    if request.method not in ('POST', 'PUT') or \
-            not _LEASE_PATH.search(request.path):
-        return None
     try:
-        data = json.loads(request.get_data(cache=True) or b'null')
-        _validate(schemas.LEASE_BODY, data, 'body')
-    except (ValueError, RecursionError):
-        return None  # not JSON: Blazar's to answer
-    except exception.SchemaViolation as e:
+        lease_guard.check(_validate)
+    except lease_guard.NotFound:
         # Blazar's blueprint hooks run after ours, and its after_request
         # needs what its before_request sets.
+        blazar_utils.set_api_version_request()
+        return _error(404, 'No lease has this id.', 'NotFound')
+    except exception.SchemaViolation as e:
         blazar_utils.set_api_version_request()
         return _error(400, e.message, type(e).__name__)
     return None

@@ -58,6 +58,20 @@ class HostGuardTests(base.PcloudAPITestCase):
                             {'rp-spare': {'VCPU': 1}})
         self.assertNotEqual(409, self.register('cn4.example.com').status_code)
 
+    def test_who_may_not_add_hosts_learns_nothing_of_ours(self):
+        """Blazar's policy answers first: a member or reader probing our
+
+        hosts gets Blazar's answer (403; 404 here, where its physical:host
+        plugin is off), never what holds a host or until when.
+        """
+        self.make_pool()
+        for token in ('alice-member', 'alice-reader'):
+            for name in ('cn1', 'cn4.example.com'):
+                resp = self.call(token, 'POST', '/os-hosts', {'name': name})
+                self.assertIn(resp.status_code, (403, 404), resp.text)
+                self.assertNotIn('pcloud', resp.text)
+        self.assertEqual(409, self.register('cn1').status_code)
+
     def test_other_hosts_go_on_to_blazar(self):
         resp = self.register('cn4.example.com')
         self.assertNotEqual(409, resp.status_code, resp.text)

@@ -167,6 +167,27 @@ class OfferingsTests(OfferingsAPITestCase):
                 self.get(path, token=token, **params)
 
 
+class MomentTests(OfferingsAPITestCase):
+
+    def test_moments_out_of_range_are_400_naming_the_field(self):
+        """An offset that takes a moment before year 1 overflowed (500)."""
+        for moment in ('0001-01-01T00:00:00+01:00',
+                       '9999-12-31T23:59:59-01:00'):
+            for path, params in (
+                    ('/pcloud-offerings/hosts', dict(
+                        host_flavor='big', amount=1, duration=60,
+                        start=moment)),
+                    ('/pcloud-offerings/instances', dict(
+                        vcpus=1, memory_mb=512, disk_gb=1, amount=1,
+                        duration=60, start=moment))):
+                error = self.get(path, expect=400, **params)
+                self.assertIn('start', error['error_message'])
+            for field in ('start', 'end'):
+                error = self.get('/pcloud-allocations', token=ADMIN_TOKEN,
+                                 expect=400, **{field: moment})
+                self.assertIn(field, error['error_message'])
+
+
 class AllocationsTests(OfferingsAPITestCase):
 
     def test_who_holds_each_host_in_a_window(self):

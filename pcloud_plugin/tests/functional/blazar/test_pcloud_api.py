@@ -272,6 +272,8 @@ class ValidationTest(api_base.PcloudAPITestCase):
             ('/pclouds', {'name': ''}, 'name'),
             ('/pclouds', {'name': '   '}, 'name'),
             ('/pclouds', {'name': 7}, 'name'),
+            # Nova's aggregate names are utf8mb3 on MySQL: 4 bytes a 502.
+            ('/pclouds', {'name': 'pc \U0001F600'}, 'name'),
             (self.path + '/hosts', {'name': '-x', 'flavor_id': 'big'},
              'name'),
             (self.path + '/tenants', {'tenant_id': 'a b'}, 'tenant_id'),
