@@ -82,6 +82,14 @@ pcloud_opts = [
                     'that its process died: that process runs on another '
                     'machine. One of this machine that died is taken '
                     'over at once.'),
+    cfg.IntOpt('lease_event_margin',
+               default=30, min=0,
+               help='Seconds before a lease\'s start, end or before-end '
+                    'event comes due from which blazar-api answers an '
+                    'update of that lease 409 (with Retry-After) until '
+                    'the event has run: Blazar puts a lease whose update '
+                    'meets its own event in ERROR. Longer than an update '
+                    'takes.'),
     cfg.IntOpt('placement_mirror_interval',
                default=60, min=0,
                help='Seconds between two passes of blazar-manager\'s '

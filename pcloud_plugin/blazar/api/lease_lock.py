@@ -20,27 +20,82 @@ together both pass the check, and all but one fail inside Blazar with a
 500. Our API extension holds a lock named after the lease (db.locks) from
 before Blazar's view of PUT or DELETE /v1/leases/<id> until the request
 ends; the next one then finds the lease gone (404) or changed.
+
+The manager's own events (start, end, before-end) take no such lock:
+an update that meets one ends in a 500 and the lease in ERROR (Blazar's
+check of the lease's events when the update ends finds the event under
+way). So, the lock held, a change of a lease that is starting or ending,
+or an update of one whose next event comes due within
+``[pcloud] lease_event_margin`` seconds, is answered 409 with a
+Retry-After header: the event runs first, undisturbed.
 """
+
+import datetime
 
 import re
 
+from blazar.db import api as blazar_db
+from blazar import status
 import flask
+from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from pcloud_plugin.db import locks
 
+CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 _LEASE = re.compile(r'/leases/([^/]+)/?$')
 _HELD = 'pcloud_lease_lock'
+# Seconds to retry after: Blazar's manager looks for due events every 10.
+_RETRY = 10
 
 
 def before():
+    """Take the lease's lock; (message, seconds to retry after) when the
+
+    change must wait for an event of the lease, else None.
+    """
     request = flask.request
     if request.method not in ('PUT', 'DELETE'):
         return None
     match = _LEASE.search(request.path)
-    if match:
-        setattr(flask.g, _HELD, locks.acquire('lease:' + match.group(1)))
+    if match is None:
+        return None
+    lease_id = match.group(1)
+    setattr(flask.g, _HELD, locks.acquire('lease:' + lease_id))
+    return busy(lease_id, request.method == 'PUT')
+
+
+def busy(lease_id, update):
+    """Why a change of the lease must wait for one of its events, and
+
+    for how many seconds, or None. Any change waits while the lease is
+    in a transitional state or one of its events runs; an update also
+    while an event is due within the margin.
+    """
+    lease = blazar_db.lease_get(lease_id)
+    if lease is None:
+        return None  # Blazar's 404
+    if lease['status'] in status.lease.TRANSITIONAL:
+        return ('Lease %s is %s; try again in a few seconds.'
+                % (lease_id, lease['status']), _RETRY)
+    margin = datetime.timedelta(seconds=CONF.pcloud.lease_event_margin)
+    now = timeutils.utcnow()
+    for event in blazar_db.event_get_all_sorted_by_filters(
+            'time', 'asc', {'lease_id': lease_id}):
+        what = event['event_type'].replace('_lease', '').replace('_', '-')
+        if event['status'] == status.event.IN_PROGRESS:
+            return ('The %s of lease %s is under way; try again in a few '
+                    'seconds.' % (what, lease_id), _RETRY)
+        if update and event['status'] == status.event.UNDONE and \
+                event['time'] <= now + margin:
+            wait = max(_RETRY, int((event['time'] - now).total_seconds()) +
+                       _RETRY)
+            return ('Lease %s cannot change until its %s at %s has run; '
+                    'try again in %d seconds.' % (
+                        lease_id, what, event['time'].isoformat(), wait),
+                    wait)
     return None
 
 

@@ -447,13 +447,17 @@ class OSCTest(api_base.PcloudAPITestCase):
         """Blazar's manager, answering for one lease with these
 
         reservations (and its database, which Blazar's policy reads the
-        lease's project from); the mock of its update_lease.
+        lease's project from, and our lease lock its events: none due);
+        the mock of its update_lease.
         """
         lease = {'id': LEASE, 'name': 'my-hosts', 'project_id': ALICE,
                  'user_id': 'u-alice-member', 'status': 'PENDING',
                  'reservations': list(reservations)}
         self.useFixture(fixtures.MockPatch('blazar.db.api.lease_get',
                                            return_value=lease))
+        self.useFixture(fixtures.MockPatch(
+            'blazar.db.api.event_get_all_sorted_by_filters',
+            return_value=[]))
         mocks = {name: self.useFixture(fixtures.MockPatchObject(
             lease_rpcapi.ManagerRPCAPI, name, return_value=answer)).mock
             for name, answer in (('get_lease', lease),

@@ -265,12 +265,12 @@ def end_lease_now(sandbox, lease_id):
                 now=datetime.datetime.utcnow(), lease=lease_id)
 
 
-def delete_lease(client, lease_id, attempts=5):
+def delete_lease(client, lease_id, attempts=10):
     """Delete a lease through the API; one already gone is fine.
 
-    Blazar answers 500 "Invalid lease status" while one of the lease's
-    events is under way (its InvalidStatus has no other code): as a user
-    would, try again a moment later. Any other error fails at once.
+    While one of the lease's events is under way the API answers 409
+    (LeaseBusy, with Retry-After): as a user would, try again a moment
+    later. Any other error fails at once.
     """
     for attempt in range(attempts):
         try:
@@ -279,7 +279,6 @@ def delete_lease(client, lease_id, attempts=5):
         except pcloud_client.PcloudError as e:
             if e.code == 404:
                 return
-            if (e.code != 500 or 'Invalid lease status' not in str(e)
-                    or attempt == attempts - 1):
+            if e.code != 409 or attempt == attempts - 1:
                 raise
             time.sleep(2)
