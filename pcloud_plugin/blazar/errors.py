@@ -92,6 +92,10 @@ def update_refusals():
         yield
     except (CapacityRefused, QuotaRefused) as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
+    except exception.Invalid as e:
+        # A term the ledger cannot hold (a window that ends before it
+        # starts...): the update's fault, not the lease's.
+        raise mgr_exc.MalformedParameter(param=e.message) from e
     except UNREACHABLE_ERRORS as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.
         LOG.warning('Lease update refused: %s', e)

@@ -384,6 +384,12 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         # The manager reserves in the lease owner's (trust) context.
         project_id = blazar_context.current().project_id or \
             blazar_db.lease_get(values['lease_id'])['project_id']
+        with quota.serialized(project_id, quota.INSTANCE_RESOURCES):
+            return self._admit(reservation_id, values, params, start, end,
+                               project_id)
+
+    def _admit(self, reservation_id, values, params, start, end,
+               project_id):
         quota.check_instance_reservation(project_id, params, start, end)
         cached = self._cached_plan(self._plan_key(params, start, end))
         request, first = cached or (self._slot_request(params), None)
@@ -415,7 +421,9 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
-        with errors.update_refusals():
+        project_id = res_db.get(self._ctx(), reservation_id)['project_id']
+        with errors.update_refusals(), quota.serialized(
+                project_id, quota.INSTANCE_RESOURCES):
             return self._update(reservation_id, values)
 
     def _update(self, reservation_id, values):
@@ -515,9 +523,21 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 'The amount of an active instance reservation can only '
                 'grow (%d slots may be in use).' % row['amount'])
         held = db_api.get_claims(ctx, rid)
-        # The past is over: slots added now need room from now on only.
-        start = max(start, timeutils.utcnow().replace(microsecond=0))
         if not extra:
+            # Only the end moves. The claim's past is billed and over: it
+            # starts again now; an end at now or earlier (Blazar's "now"
+            # is this minute) is an early end, whose end event, moved
+            # with it, comes due at once.
+            now = timeutils.utcnow().replace(microsecond=0)
+            if end > now:
+                start = at = now
+            elif end > held['start']:
+                start, at = held['start'], end
+            else:
+                raise mgr_exc.MalformedParameter(
+                    param='end_date (reservation %s holds capacity since '
+                          '%s: it can end after that at the earliest)'
+                          % (rid, held['start']))
             try:
                 db_api.change_claim(ctx, rid, start=start, end=end)
             except exception.PLAN_OUTDATED as e:
@@ -533,8 +553,14 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
             res_db.update(ctx, rid, end_time=end)
-            self._notify_change(row, held, start)
+            self._notify_change(row, held, at)
             return
+        # The past is over: slots added now need room from now on only.
+        start = max(start, timeutils.utcnow().replace(microsecond=0))
+        if end <= start:
+            raise mgr_exc.MalformedParameter(
+                param='end_date (slots added to an active reservation '
+                      'need an end after now)')
         hosts = {s['host_uuid'] for s in row['slots']}
         where = {True: {'only_hosts': hosts},
                  False: {'avoid_hosts': hosts},
