@@ -393,9 +393,11 @@ class Lifecycle(object):
         nothing holds (see reconcile).
         """
         ctx = self._ctx()
+        older_than = intents.since(CONF.pcloud.operation_timeout)
         reconcile.recover_events(
             ctx, self.resource_type, self._undo_failed_start, self.notifier,
-            intents.since(CONF.pcloud.operation_timeout))
+            older_than)
+        reconcile.repair_leases(ctx, older_than)
         live = [row for row in res_db.list_reservations(ctx)
                 if row['state'] != res_db.ENDING]
         for row in reconcile.orphan_rows(live):

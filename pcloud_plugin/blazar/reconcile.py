@@ -33,10 +33,13 @@ and Blazar's manager runs the event again (our on_start and on_end pick
 up where the dead one stopped).
 """
 
+import collections
 import contextlib
+import datetime
 import re
 
 from blazar.db import api as blazar_db
+from blazar.db import exceptions as blazar_db_exc
 from blazar import status
 from oslo_log import log as logging
 from oslo_utils import excutils
@@ -202,14 +205,120 @@ def run_again(intent, event):
 
     with its event to do: Blazar's manager runs it again.
     """
-    _type, lease_status, done, before = _EVENTS[intent['operation']]
-    lease_id = intent['details']['lease_id']
+    _run_again(intent['operation'], intent['details']['lease_id'], event)
+
+
+def _run_again(operation, lease_id, event):
+    _type, lease_status, done, before = _EVENTS[operation]
     for reservation in blazar_db.reservation_get_all_by_lease_id(lease_id):
         if reservation['status'] == done:
             blazar_db.reservation_update(reservation['id'],
                                          {'status': before})
     blazar_db.lease_update(lease_id, {'status': lease_status})
     blazar_db.event_update(event['id'], {'status': status.event.UNDONE})
+
+
+def repair_leases(ctx, older_than):
+    """Make every lease one Blazar's manager can start, end and delete.
+
+    Blazar's event loop stops at an event whose lease is gone (for every
+    lease of the cloud), a lease without its start or end event can be
+    neither updated nor deleted, and a lease left in a transitional
+    state by a process that died (its last change before
+    ``older_than``) takes no change again. So: such events are removed,
+    missing events made again from the lease's dates, and such leases
+    put back: a creation undone, a deletion finished, an update back to
+    the state its events say, a start or end run again. Returns
+    {lease id: what was done}.
+    """
+    done = {}
+    # Events first: a lease created after this read has its events.
+    events = collections.defaultdict(list)
+    for event in blazar_db.event_get_all():
+        events[event['lease_id']].append(event)
+    leases = {lease['id']: lease for lease in blazar_db.lease_get_all()}
+    for lease_id in set(events) - set(leases):
+        for event in events.pop(lease_id):
+            try:
+                blazar_db.event_destroy(event['id'])
+            except blazar_db_exc.BlazarDBNotFound:
+                continue
+            done.setdefault(lease_id, []).append(
+                'removed its %s event' % event['event_type'])
+    for lease_id, lease in leases.items():
+        if _since(lease, 'created_at') >= older_than:
+            continue
+        what = _events_again(lease, events[lease_id])
+        if lease['status'] in status.lease.TRANSITIONAL and \
+                _since(lease, 'updated_at') < older_than:
+            what += _unstick(ctx, lease)
+        if what:
+            done[lease_id] = what
+    for lease_id, what in done.items():
+        LOG.warning('Repaired lease %s: %s', lease_id, '; '.join(what))
+    return done
+
+
+def _since(lease, field):
+    moment = lease.get(field) or lease.get('created_at')
+    if isinstance(moment, str):  # Blazar's to_dict makes them text
+        moment = datetime.datetime.fromisoformat(moment)
+    return moment
+
+
+def _events_again(lease, events):
+    """Make again the start or end event a lease has lost, done when its
+
+    reservations say so (the lease's own status when it has none).
+    """
+    kinds = {event['event_type'] for event in events}
+    if {'start_lease', 'end_lease'} <= kinds:
+        return []
+    reservations = {r['status'] for r in
+                    blazar_db.reservation_get_all_by_lease_id(lease['id'])}
+    started = (bool(reservations & {status.reservation.ACTIVE,
+                                    status.reservation.DELETED})
+               if reservations else lease['status'] in (
+                   status.lease.ACTIVE, status.lease.TERMINATED))
+    ended = (reservations == {status.reservation.DELETED} if reservations
+             else lease['status'] == status.lease.TERMINATED)
+    made = []
+    for kind, moment, done in (('start_lease', lease['start_date'], started),
+                               ('end_lease', lease['end_date'], ended)):
+        if kind in kinds:
+            continue
+        blazar_db.event_create({
+            'lease_id': lease['id'], 'event_type': kind, 'time': moment,
+            'status': status.event.DONE if done else status.event.UNDONE})
+        made.append('made its lost %s event again' % kind)
+    return made
+
+
+def _unstick(ctx, lease):
+    """Put back a lease a dead process left in a transitional state."""
+    lease_id, state = lease['id'], lease['status']
+    if state in (status.lease.CREATING, status.lease.DELETING):
+        # Its creation never answered, or its deletion was asked: our
+        # reservations are released here or by the sweep (orphan_rows).
+        if state == status.lease.CREATING:
+            undo_creation(ctx, lease_id)
+        try:
+            blazar_db.lease_destroy(lease_id)
+        except blazar_db_exc.BlazarDBNotFound:
+            pass
+        return ['its %s died: deleted it' % (
+            'creation' if state == status.lease.CREATING else 'deletion')]
+    if state == status.lease.UPDATING:
+        stable = status.lease.derive_stable_status(lease_id)
+        blazar_db.lease_update(lease_id, {'status': stable})
+        return ['its update died: back to %s' % stable]
+    operation = (LEASE_START if state == status.lease.STARTING
+                 else LEASE_END)
+    event = blazar_db.event_get_first_sorted_by_filters(
+        'lease_id', 'asc', {'lease_id': lease_id,
+                            'event_type': _EVENTS[operation][0]})
+    _run_again(operation, lease_id, event)
+    return ['its %s died: Blazar runs it again' % _EVENTS[operation][0]]
 
 
 def recover(ctx, found, handler, notifier, take=False):
