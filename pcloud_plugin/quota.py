@@ -26,6 +26,7 @@ A limit below 0 is no limit: the check is skipped without reading any
 reservation.
 """
 
+import contextlib
 import threading
 import time
 
@@ -36,6 +37,7 @@ from oslo_log import log as logging
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
+from pcloud_plugin.db import locks
 from pcloud_plugin.db import reservations as res_db
 
 LOG = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ HOST_UNITS = 'pcloud_host_units'
 RESERVED_VCPUS = 'pcloud_reserved_vcpus'
 RESERVED_MEMORY_MB = 'pcloud_reserved_memory_mb'
 UNLIMITED = -1
+INSTANCE_RESOURCES = (RESERVED_VCPUS, RESERVED_MEMORY_MB)
 
 
 def _configured(conf_, project_id, resource):
@@ -157,6 +160,27 @@ def limits_for(conf_):
     if conf_ is None or conf_ is CONF:
         return LIMITS
     return _OTHERS.setdefault(id(conf_), Limits(conf_))
+
+
+@contextlib.contextmanager
+def serialized(project_id, resources, limits=None):
+    """One admission or update of a project's reservations at a time
+
+    (a lock named after the project, db.locks), where one of
+    ``resources`` is limited for it: each then checks the limit against
+    everything the others committed. Without it two updates that each
+    fit alone both passed their check (an update, unlike an admission,
+    is not checked again after commit: undoing it is no simple release).
+    """
+    limits = limits or LIMITS
+    if all(limits.limit(project_id, r) < 0 for r in resources):
+        yield
+        return
+    held = locks.acquire('quota:%s' % project_id)
+    try:
+        yield
+    finally:
+        locks.release(held)
 
 
 def _refuse(project_id, resource, limit, peak, at, asked):

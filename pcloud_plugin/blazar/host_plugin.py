@@ -94,6 +94,7 @@ from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
+from pcloud_plugin import quota
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -354,6 +355,12 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         now = timeutils.utcnow().replace(microsecond=0)
         self._check_type(params, start, now)
         project_id = self._project_id(values)
+        with quota.serialized(project_id, (quota.HOST_UNITS,)):
+            return self._admit_new(reservation_id, values, params, start,
+                                   end, project_id)
+
+    def _admit_new(self, reservation_id, values, params, start, end,
+                   project_id):
         pools = self.pools()
         self._check_pcloud(pools, params['pcloud_id'], project_id)
         self._check_quota(project_id, params, start, end)
@@ -471,7 +478,9 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
-        with errors.update_refusals():
+        project_id = host_db.get(self._ctx(), reservation_id)['project_id']
+        with errors.update_refusals(), quota.serialized(
+                project_id, (quota.HOST_UNITS,)):
             faults.step(ADMISSION, 'update')
             return self._update(reservation_id, values)
 

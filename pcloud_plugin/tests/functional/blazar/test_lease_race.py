@@ -19,7 +19,9 @@ workers and managers of a real deployment do. The hosts hold exactly K
 slots, every lease's window contains the same hour, and each process
 creates leases of 1 or 2 slots (any affinity) until one of a single slot
 is refused: so exactly K slots must be admitted, no host over capacity.
-With a VCPU quota below K, the project's limit must hold instead.
+With a VCPU quota below K, the project's limit must hold instead; and
+it must hold when every process, holding one small lease, grows it at
+the same moment (each growth fits the limit alone, together they do not).
 """
 
 import collections
@@ -50,9 +52,17 @@ SLOT = {'vcpus': 1, 'memory_mb': 512, 'disk_gb': 5}
 PER_SLOT = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
+# Each grows its one-slot lease to this many slots (grow race).
+GROWN = 4
+
+
 def _manager_process(blazar_url, ledger_url, placement_url, worker,
-                     base_time, results, quota):
-    """One blazar-manager: leases until a one-slot lease is refused."""
+                     base_time, results, quota, barrier=None):
+    """One blazar-manager: leases until a one-slot lease is refused; with
+
+    a barrier, one lease of a slot, grown to GROWN slots once every
+    process holds its own.
+    """
     from unittest import mock
 
     from blazar import context as blazar_context
@@ -94,8 +104,34 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
     mock.patch.object(trusts, 'create_ctx_from_trust',
                       side_effect=lambda trust_id: context()).start()
 
+    def lease(name, amount, affinity, start, end):
+        with context():
+            return manager.create_lease({
+                'name': name,
+                'start_date': start.strftime('%Y-%m-%d %H:%M'),
+                'end_date': end.strftime('%Y-%m-%d %H:%M'),
+                'reservations': [dict(
+                    SLOT, resource_type='virtual:instance',
+                    amount=amount, affinity=affinity,
+                    resource_properties='')],
+                'events': [], 'trust_id': 'trust', 'user_id': 'u'})
+
     try:
         manager = manager_service.ManagerService()
+        if barrier is not None:
+            made = lease('g%d' % worker, 1, None,
+                         base_time + datetime.timedelta(minutes=50),
+                         base_time + datetime.timedelta(minutes=130))
+            rid = made['reservations'][0]['id']
+            barrier.wait(timeout=120)
+            try:
+                with context():
+                    manager.update_lease(lease_id=made['id'], values={
+                        'reservations': [{'id': rid, 'amount': GROWN}]})
+                results.put((worker, [(rid, GROWN)], 0))
+            except mgr_exc.CantUpdateParameter:
+                results.put((worker, [(rid, 1)], 1))
+            return
         rng = random.Random(worker)
         admitted, refused, attempt = [], 0, 0
         while True:
@@ -108,22 +144,14 @@ def _manager_process(blazar_url, ledger_url, placement_url, worker,
                 minutes=rng.randint(130, 190))
             attempt += 1
             try:
-                with context():
-                    lease = manager.create_lease({
-                        'name': 'w%d-%d' % (worker, attempt),
-                        'start_date': start.strftime('%Y-%m-%d %H:%M'),
-                        'end_date': end.strftime('%Y-%m-%d %H:%M'),
-                        'reservations': [dict(
-                            SLOT, resource_type='virtual:instance',
-                            amount=amount, affinity=affinity,
-                            resource_properties='')],
-                        'events': [], 'trust_id': 'trust', 'user_id': 'u'})
+                made = lease('w%d-%d' % (worker, attempt), amount, affinity,
+                             start, end)
             except (mgr_exc.NotEnoughHostsAvailable, errors.QuotaRefused):
                 refused += 1
                 if amount == 1:
                     break
                 continue
-            admitted.append((lease['reservations'][0]['id'], amount))
+            admitted.append((made['reservations'][0]['id'], amount))
         results.put((worker, admitted, refused))
     except Exception:
         # Reported, so that the test fails at once, saying why.
@@ -149,10 +177,11 @@ class LeaseRace(base.TestCase):
 
     DRIVER = 'mysql'
 
-    def race(self, quota=-1):
-        """Run the managers under a VCPU quota (-1: none); (admitted
+    def race(self, quota=-1, grow=False):
+        """Run the managers under a VCPU quota (-1: none), creating leases
 
-        {reservation: slots}, ledger, Placement, host uuids, base time).
+        or (grow) growing them; (admitted {reservation: slots}, ledger,
+        Placement, host uuids, base time).
         """
         ledger = base.scratch_database(self, self.DRIVER)
         blazar = _BlazarDatabase(self, self.DRIVER)
@@ -179,9 +208,10 @@ class LeaseRace(base.TestCase):
             minutes=60)).replace(second=0, microsecond=0)
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()
+        barrier = spawn.Barrier(PROCESSES) if grow else None
         workers = [spawn.Process(target=_manager_process, args=(
             blazar.url, ledger.url, placement.url, n, base_time, results,
-            quota)) for n in range(PROCESSES)]
+            quota, barrier)) for n in range(PROCESSES)]
         began = time.monotonic()
         base.start_processes(self, workers)
         reports = base.reports_of(self, workers, results, timeout=300)
@@ -241,6 +271,16 @@ class LeaseRace(base.TestCase):
             self.assertEqual(
                 {rc: n * SLOTS_PER_HOST for rc, n in PER_SLOT.items()},
                 promised[uuid]['resources'])
+
+    def test_racing_updates_keep_the_project_within_its_quota(self):
+        # Eight leases of a slot each; each growth to GROWN fits alone
+        # (8 - 1 + GROWN <= QUOTA), all of them would not.
+        self.assertLessEqual(PROCESSES - 1 + GROWN, QUOTA)
+        self.assertGreater(PROCESSES * GROWN, QUOTA)
+        admitted, _ledger, _placement, _hosts, _base = self.race(
+            QUOTA, grow=True)
+        self.assertLessEqual(sum(admitted.values()), QUOTA)
+        self.assertGreater(sum(admitted.values()), PROCESSES)
 
     def test_racing_managers_keep_the_project_within_its_quota(self):
         # One VCPU a slot, every window holding the same hour: the
