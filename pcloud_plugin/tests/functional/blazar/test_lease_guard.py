@@ -1,0 +1,274 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""A lease survives its users: Blazar's real v1 API and manager with both
+
+of our plugins. Requests Blazar mishandles are refused before it sees
+them (api.lease_guard), a change that meets the lease's own event waits
+for it (api.lease_lock), and what a dead process or an old bug left is
+repaired by the reconciler (reconcile.repair_leases), so that the
+manager's event loop runs for every lease again.
+"""
+
+import datetime
+
+from blazar.db import api as blazar_db
+from blazar import status
+from oslo_utils import timeutils
+
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.tests.functional.blazar import base
+from pcloud_plugin.tests.functional.blazar import test_host_plugin
+
+
+class LeaseGuardTestCase(test_host_plugin.HostLeaseTestCase,
+                         base.BlazarAPITestCase):
+
+    def call(self, method, path, body=None, **kwargs):
+        session, url = self.api
+        if body is not None:
+            kwargs['json'] = body
+        return session.request(url + path, method, raise_exc=False,
+                               **kwargs)
+
+    def post_lease(self, *reservations, start=60, end=120, name='guarded'):
+        response = self.call('POST', '/leases', {
+            'name': name, 'start_date': self.minutes(start),
+            'end_date': self.minutes(end),
+            'reservations': list(reservations), 'events': []})
+        self.assertEqual(201, response.status_code, response.text)
+        return response.json()['lease']
+
+    def assert_refused(self, response, code, field=None):
+        self.assertEqual(code, response.status_code, response.text)
+        if field is not None:
+            self.assertIn(field, response.json()['error_message'])
+
+    def later(self, seconds):
+        timeutils.advance_time_delta(datetime.timedelta(seconds=seconds))
+
+
+class BodyTests(LeaseGuardTestCase):
+
+    def test_an_update_giving_events_is_400_and_the_lease_keeps_them(self):
+        lease = self.post_lease(self.reservation(1))
+        before = blazar_db.event_get_all_sorted_by_filters(
+            'time', 'asc', {'lease_id': lease['id']})
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'events': []})
+        self.assert_refused(response, 400, 'events')
+        self.assertEqual(
+            [e['id'] for e in before],
+            [e['id'] for e in blazar_db.event_get_all_sorted_by_filters(
+                'time', 'asc', {'lease_id': lease['id']})])
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(
+            204, self.call('DELETE', '/leases/%s' % lease['id']).status_code)
+
+    def test_a_creation_giving_events_is_400(self):
+        response = self.call('POST', '/leases', {
+            'name': 'x', 'start_date': self.minutes(60),
+            'end_date': self.minutes(120),
+            'reservations': [self.reservation(1)],
+            'events': [{'event_type': 'start_lease', 'time': 'soon'}]})
+        self.assert_refused(response, 400, 'events')
+        self.assertEqual([], blazar_db.lease_get_all())
+
+    def test_an_update_writing_other_lease_fields_is_400(self):
+        lease = self.post_lease(self.reservation(1))
+        for field, value in (('status', 'ACTIVE'),
+                             ('project_id', 'someone-else'),
+                             ('trust_id', 'x')):
+            response = self.call('PUT', '/leases/%s' % lease['id'],
+                                 {field: value})
+            self.assert_refused(response, 400, field)
+        row = blazar_db.lease_get(lease['id'])
+        self.assertEqual(status.lease.PENDING, row['status'])
+        self.assertEqual(base.PROJECT, row['project_id'])
+
+    def test_unknown_or_malformed_resource_types_are_400(self):
+        for kind in ('nope', 5, None, ['virtual:instance'], {}):
+            reservation = dict(self.reservation(1), resource_type=kind)
+            response = self.call('POST', '/leases', {
+                'name': 'x', 'start_date': self.minutes(60),
+                'end_date': self.minutes(120),
+                'reservations': [reservation], 'events': []})
+            self.assert_refused(response, 400,
+                                'reservations.0.resource_type')
+        self.assertEqual([], blazar_db.lease_get_all())
+        lease = self.post_lease(self.reservation(1))
+        rid = lease['reservations'][0]['id']
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'resource_type': 'nope'}]})
+        self.assert_refused(response, 400, 'reservations.0.resource_type')
+
+    def test_names_blazar_cannot_store_are_400(self):
+        for name in ('n' * 81, 'smile \U0001F600', ''):
+            response = self.call('POST', '/leases', {
+                'name': name, 'start_date': self.minutes(60),
+                'end_date': self.minutes(120),
+                'reservations': [self.reservation(1)], 'events': []})
+            self.assert_refused(response, 400, 'name')
+        self.post_lease(self.reservation(1), name='n' * 80)
+        # Anywhere in the body.
+        response = self.call('POST', '/leases', {
+            'name': 'x', 'start_date': self.minutes(60),
+            'end_date': self.minutes(120),
+            'reservations': [dict(self.reservation(1),
+                                  resource_properties='\U0001F600')],
+            'events': []})
+        self.assert_refused(response, 400,
+                            'reservations.0.resource_properties')
+
+    def test_malformed_or_deep_json_is_400(self):
+        lease = self.post_lease(self.reservation(1))
+        for path, method in (('/leases', 'POST'),
+                             ('/leases/%s' % lease['id'], 'PUT')):
+            for raw, field in (
+                    (b'{"name": ', 'body'), (b'\xff\xfe', 'body'),
+                    (b'[' * 100000 + b']' * 100000, 'body'),
+                    (b'{"reservations": [' + b'{"a":' * 40 + b'1' +
+                     b'}' * 40 + b']}', 'reservations.0.a.a')):
+                response = self.call(
+                    method, path, data=raw,
+                    headers={'Content-Type': 'application/json'})
+                self.assert_refused(response, 400, field)
+
+    def test_ids_no_lease_has_are_404(self):
+        for lease_id in ('x' * 300, '\U0001F600', 'a' * 37,
+                         '00000000-0000-0000-0000-000000000000'):
+            for method in ('GET', 'PUT', 'DELETE'):
+                response = self.call(method, '/leases/%s' % lease_id,
+                                     {'name': 'y'} if method == 'PUT'
+                                     else None)
+                self.assert_refused(response, 404)
+
+
+class EventTests(LeaseGuardTestCase):
+    """A tenant's change that meets the lease's own start or end."""
+
+    def test_an_update_as_the_lease_starts_waits_for_the_start(self):
+        lease = self.post_lease(self.reservation(1), start=0)
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': self.minutes(180)})
+        self.assert_refused(response, 409, 'start')
+        self.assertGreaterEqual(int(response.headers['Retry-After']), 1)
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': self.minutes(180)})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+
+    def test_a_change_while_the_lease_is_starting_is_409(self):
+        lease = self.post_lease(self.reservation(1))
+        blazar_db.lease_update(lease['id'],
+                               {'status': status.lease.STARTING})
+        for method, body in (('PUT', {'name': 'z'}), ('DELETE', None)):
+            response = self.call(method, '/leases/%s' % lease['id'], body)
+            self.assert_refused(response, 409, 'STARTING')
+        self.assertEqual(status.lease.STARTING,
+                         blazar_db.lease_get(lease['id'])['status'])
+
+    def test_an_early_end_of_an_active_instance_reservation_ends_it(self):
+        lease = self.post_lease(self.reservation(2), start=0)
+        self.start(lease['id'])
+        rid = lease['reservations'][0]['id']
+        self.later(150)
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': 'now'})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+        now = timeutils.utcnow().replace(second=0)
+        self.assertEqual(now, self.claims(rid)['end'])
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+
+    def test_an_end_at_the_minute_an_active_lease_started_is_400(self):
+        lease = self.post_lease(self.reservation(1), start=0)
+        self.start(lease['id'])
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': 'now'})
+        self.assert_refused(response, 400, 'end_date')
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+
+
+class RepairTests(LeaseGuardTestCase):
+    """reconcile.repair_leases, as the plugins' periodic sweep runs it."""
+
+    def setUp(self):
+        super().setUp()
+        self.conf.set_override('operation_timeout', 0, group='pcloud')
+
+    def sweep(self):
+        self.later(1)
+        self.plugin.sweep()
+
+    def test_an_orphaned_event_no_longer_stops_every_lease(self):
+        # What Blazar made of PUT {"events": []} before the guard: the
+        # lease's events lose their lease.
+        broken = self.create_lease(self.reservation(1), start=0, end=60)
+        for event in blazar_db.event_get_all_sorted_by_filters(
+                'time', 'asc', {'lease_id': broken['id']}):
+            blazar_db.event_update(event['id'], {'lease_id': None})
+        other = self.create_lease(self.reservation(1), start=0, end=60)
+        # The loop raises at the orphan, every pass: nothing starts.
+        self.assertRaises(TypeError, self.manager._process_events)
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(other['id'])['status'])
+        self.sweep()
+        self.manager._process_events()
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(other['id'])['status'])
+        # The broken lease has its events again: it started, and goes.
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(broken['id'])['status'])
+        self.delete_lease(broken['id'])
+        self.assertIsNone(blazar_db.lease_get(broken['id']))
+
+    def test_leases_a_dead_process_left_midway_are_put_back(self):
+        leases = {state: self.create_lease(self.reservation(1))
+                  for state in (status.lease.CREATING,
+                                status.lease.UPDATING,
+                                status.lease.DELETING)}
+        for state, lease in leases.items():
+            blazar_db.lease_update(lease['id'], {'status': state})
+        self.sweep()
+        self.assertIsNone(blazar_db.lease_get(
+            leases[status.lease.CREATING]['id']))
+        self.assertIsNone(blazar_db.lease_get(
+            leases[status.lease.DELETING]['id']))
+        updated = leases[status.lease.UPDATING]
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(updated['id'])['status'])
+        # No claim is left without its reservation.
+        self.sweep()
+        self.assertEqual([updated['reservations'][0]['id']],
+                         db_api.list_consumers(self.context))
+        self.delete_lease(updated['id'])
+        self.assertEqual([], db_api.list_consumers(self.context))
+
+    def test_a_lease_in_a_transition_still_running_is_left_alone(self):
+        self.conf.set_override('operation_timeout', 600, group='pcloud')
+        lease = self.create_lease(self.reservation(1))
+        blazar_db.lease_update(lease['id'],
+                               {'status': status.lease.UPDATING})
+        self.sweep()
+        self.assertEqual(status.lease.UPDATING,
+                         blazar_db.lease_get(lease['id'])['status'])
