@@ -85,7 +85,7 @@ def _peak(intervals):
     return peak
 
 
-def promised(claims, now, holds):
+def promised(claims, now, holds, placed=None):
     """{provider: {class: n}} each provider's promise must carry.
 
     :param claims: res_db.claims_on rows
@@ -93,6 +93,11 @@ def promised(claims, now, holds):
         holds being written (end None: open-ended), which stand for their
         claims in the ledger; empty amounts: the hold is dropped, and its
         claim, if any is left, is promised
+    :param placed: {provider: consumers with allocations there}: a
+        started claim whose hold Placement has is carried by it, whatever
+        the reservation's state says (a start writes the hold before it
+        records the state, and a start cut short by a crash leaves it);
+        None: the reservations' states say which are held
     """
     spans = collections.defaultdict(list)
     held = collections.Counter()
@@ -102,8 +107,9 @@ def promised(claims, now, holds):
             continue
         spans[rp, rc].append((max(start, now), end, used))
         # A hold being dropped carries nothing: its claim is promised.
-        if (state in _HELD_STATES and start <= now
-                and rid not in holds):
+        in_placement = (state in _HELD_STATES if placed is None
+                        else rid in placed.get(rp, ()))
+        if in_placement and start <= now and rid not in holds:
             held[rp, rc] += used
     for amounts, end in holds.values():
         for rp, resources_ in amounts.items():
@@ -143,9 +149,14 @@ class Promises:
             # the two makes ours fail, and we read again.
             current = {c: self.placement.allocations_of(c)
                        for c in list(consumers) + list(holds)}
+            # Every hold is written with its providers' promises: one
+            # written after this read moves their generations too.
+            placed = {rp: self.placement.consumers_on(rp)
+                      for rp in providers}
             now = timeutils.utcnow().replace(microsecond=0)
             wanted = promised(
-                res_db.claims_on(self.context, providers, now), now, holds)
+                res_db.claims_on(self.context, providers, now), now, holds,
+                placed)
             writes = {}
             for consumer, rp in consumers.items():
                 amounts = {rp: wanted[rp]} if rp in wanted else {}

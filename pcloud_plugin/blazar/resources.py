@@ -139,6 +139,12 @@ class PlacementSlots:
             rp: dict(held['resources'])
             for rp, held in body['allocations'].items()}
 
+    def consumers_on(self, provider):
+        """The consumers with allocations on ``provider``."""
+        body = self._call('GET', '/resource_providers/%s/allocations'
+                          % provider).json()
+        return set(body['allocations'])
+
     def write_allocations(self, writes):
         """Replace the allocations of several consumers at once.
 

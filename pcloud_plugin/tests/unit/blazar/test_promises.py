@@ -60,6 +60,22 @@ class PromisedTests(base.TestCase):
                   _claim(1, 3, 30, 'b')]
         self.assertEqual({}, promises.promised(claims, NOW, {}))
 
+    def test_a_hold_placement_has_carries_its_claim_whatever_the_state(self):
+        # 'a' started: its hold is in Placement, its state not recorded
+        # yet (or its start died there). Counted by its state, it was
+        # promised again beside its hold: Placement refused the next
+        # write on a full host.
+        claims = [_claim(-1, 2, 100, 'a', res_db.RESERVED),
+                  _claim(1, 3, 30, 'b')]
+        self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
+            claims, NOW, {}, placed={'rp': {'a'}}))
+        self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
+            claims, NOW, {}, placed={'rp': set()}))
+        # Active, its hold gone from Placement: promised.
+        claims = [_claim(-1, 2, 100, 'a', res_db.ACTIVE)]
+        self.assertEqual({'rp': {'MEMORY_MB': 100}}, promises.promised(
+            claims, NOW, {}, placed={'rp': set()}))
+
     def test_holds_being_written_replace_their_claims(self):
         claims = [_claim(0, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
         hold = {'rp': {'MEMORY_MB': 99}}
