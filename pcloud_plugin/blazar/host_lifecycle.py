@@ -296,7 +296,8 @@ class Lifecycle(object):
                 older_than),
             self.pclouds().recover, self.notifier, take=True))
         done.update(host_resize.recover(self, ctx, older_than))
-        reconcile.repair_leases(ctx, older_than)
+        reconcile.repair_leases(ctx, intents.since(
+            CONF.pcloud.lease_transition_timeout))
         return done
 
     def _undo_failed_start(self, intent):

@@ -397,7 +397,8 @@ class Lifecycle(object):
         reconcile.recover_events(
             ctx, self.resource_type, self._undo_failed_start, self.notifier,
             older_than)
-        reconcile.repair_leases(ctx, older_than)
+        reconcile.repair_leases(ctx, intents.since(
+            CONF.pcloud.lease_transition_timeout))
         live = [row for row in res_db.list_reservations(ctx)
                 if row['state'] != res_db.ENDING]
         for row in reconcile.orphan_rows(live):

@@ -228,8 +228,8 @@ def repair_leases(ctx, older_than):
     ``older_than``) takes no change again. So: such events are removed,
     missing events made again from the lease's dates, and such leases
     put back: a creation undone, a deletion finished, an update back to
-    the state its events say, a start or end run again. Returns
-    {lease id: what was done}.
+    the state its events say, a start or end run again (one our plugin
+    recorded is recover_events'). Returns {lease id: what was done}.
     """
     done = {}
     # Events first: a lease created after this read has its events.
@@ -314,6 +314,9 @@ def _unstick(ctx, lease):
         return ['its update died: back to %s' % stable]
     operation = (LEASE_START if state == status.lease.STARTING
                  else LEASE_END)
+    if any(i['details'].get('lease_id') == lease_id
+           for i in intents.list_intents(ctx, (operation,))):
+        return []  # recover_events', which knows whether it still runs
     event = blazar_db.event_get_first_sorted_by_filters(
         'lease_id', 'asc', {'lease_id': lease_id,
                             'event_type': _EVENTS[operation][0]})

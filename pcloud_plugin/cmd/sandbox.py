@@ -167,8 +167,11 @@ def _serve(sandbox):
     while True:
         dead = sandbox.dead()
         if dead:
-            print('%s exited: see %s. Stopping the sandbox.'
+            print('%s exited: see %s. Stopping the sandbox; a later start '
+                  'on the same --state-dir carries on with its cloud.'
                   % (', '.join(dead), sandbox.log(dead[0])))
+            # A crash: the databases stay, even on a server (--db).
+            sandbox.stop(keep=True)
             return 1
         time.sleep(1)
 

@@ -90,6 +90,15 @@ pcloud_opts = [
                     'the event has run: Blazar puts a lease whose update '
                     'meets its own event in ERROR. Longer than an update '
                     'takes.'),
+    cfg.IntOpt('lease_transition_timeout',
+               default=600, min=0,
+               help='Seconds after which the reconciler puts back a lease '
+                    'left CREATING, UPDATING or DELETING (or STARTING or '
+                    'TERMINATING before our plugin recorded the start or '
+                    'end) by a blazar-manager that died: a creation is '
+                    'undone, a deletion finished, an update back to the '
+                    'state its events say. Longer than any of these '
+                    'takes on a live manager.'),
     cfg.IntOpt('placement_mirror_interval',
                default=60, min=0,
                help='Seconds between two passes of blazar-manager\'s '

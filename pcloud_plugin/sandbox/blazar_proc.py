@@ -41,6 +41,9 @@ MIRROR_INTERVAL = 5
 HEALING_INTERVAL = 5
 # Keystone limits (60 s by default) apply within seconds of a change.
 QUOTA_CACHE_SECONDS = 5
+# One manager, and its lease changes take seconds: a lease its crash left
+# midway is put back within a minute, not ten.
+LEASE_TRANSITION_TIMEOUT = 60
 
 
 def plugins():
@@ -85,7 +88,8 @@ def _write_conf(spec, run_dir):
         # Short: a compute disabled or down is healed within seconds.
         'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL,
                    'healing_interval': HEALING_INTERVAL,
-                   'quota_cache_seconds': QUOTA_CACHE_SECONDS},
+                   'quota_cache_seconds': QUOTA_CACHE_SECONDS,
+                   'lease_transition_timeout': LEASE_TRANSITION_TIMEOUT},
         # Per-project limits from Keystone unified limits, registered on
         # the catalog's reservation service (the blazar user is an admin,
         # so it may read every project's). Without any there, the
@@ -119,6 +123,7 @@ def start(spec):
     from blazar.notification import notifier
     from blazar.utils import service as service_utils
 
+    common.sqlite_writes_in_turn()
     # What blazar-manager's main does, minus its oslo.service launcher.
     cfg.CONF(['--config-file', conf], project='blazar', prog='blazar-sandbox')
     service_utils.prepare_service()

@@ -524,7 +524,12 @@ class Sandbox:
                 pass
         return total
 
-    def stop(self, timeout=15):
+    def stop(self, timeout=15, keep=False):
+        """Stop every service; on database servers drop the cloud's
+
+        databases too, unless ``keep`` (a service crashed: a later start
+        carries on with the cloud).
+        """
         for name in reversed(SERVICES):
             proc = self.procs.get(name)
             if proc and proc.poll() is None:
@@ -547,9 +552,11 @@ class Sandbox:
             os.remove(self.path(PIDS_FILE))
         except OSError:
             pass
-        if self.spec and self.databases.server_url:
+        if self.spec and self.databases.server_url and not keep:
             self._forget_cloud()
             self.databases.drop()
+        # Stopped: a second stop has nothing to drop.
+        self.spec = None
 
     def __enter__(self):
         return self.start()

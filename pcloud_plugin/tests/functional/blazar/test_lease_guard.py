@@ -214,7 +214,8 @@ class RepairTests(LeaseGuardTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf.set_override('operation_timeout', 0, group='pcloud')
+        self.conf.set_override('lease_transition_timeout', 0,
+                               group='pcloud')
 
     def sweep(self):
         self.later(1)
@@ -265,7 +266,8 @@ class RepairTests(LeaseGuardTestCase):
         self.assertEqual([], db_api.list_consumers(self.context))
 
     def test_a_lease_in_a_transition_still_running_is_left_alone(self):
-        self.conf.set_override('operation_timeout', 600, group='pcloud')
+        self.conf.set_override('lease_transition_timeout', 600,
+                               group='pcloud')
         lease = self.create_lease(self.reservation(1))
         blazar_db.lease_update(lease['id'],
                                {'status': status.lease.UPDATING})

@@ -19,6 +19,7 @@ processes, driven with the real command-line clients.
 import collections
 import datetime
 import io
+import json
 import os
 import selectors
 import signal
@@ -174,10 +175,10 @@ class Demo(base.TestCase):
 
 class Lifecycle(base.TestCase):
 
-    def _start(self, state, ports):
+    def _start(self, state, ports, *args):
         proc = subprocess.Popen(
             [sys.executable, '-m', 'pcloud_plugin.cmd.sandbox',
-             '--state-dir', state] + _port_args(ports),
+             '--state-dir', state] + _port_args(ports) + list(args),
             # Unbuffered: no line may hide in a buffer select cannot see.
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
         self.addCleanup(self._kill, proc)
@@ -251,6 +252,57 @@ class Lifecycle(base.TestCase):
             user=common.DEMO_USER)['status'])
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(0, proc.wait(60))
+
+    def test_a_crashed_blazar_on_mariadb_leaves_the_cloud_to_carry_on(self):
+        """A service that dies stops the sandbox, but on --db its
+
+        databases stay (they were dropped, as at a clean stop): the next
+        start carries on with the cloud, leases included.
+        """
+        db = '%s/pcloud_crash_%s' % (MYSQL, uuid.uuid4().hex[:8])
+        engine = sa.create_engine(MYSQL + '/')
+        try:
+            engine.connect().close()
+        except sa.exc.OperationalError as e:
+            self.skipTest('no MariaDB for this test: %s' % e)
+        self.addCleanup(engine.dispose)
+
+        def databases():
+            with engine.connect() as connection:
+                return connection.execute(sa.text(
+                    'SHOW DATABASES LIKE :name'), {
+                    'name': db.rsplit('/', 1)[1] + '\\_%'}).fetchall()
+        state = self.useFixture(fixtures.TempDir()).path
+        ports = fixture.free_ports()
+        proc, _ = self._start(state, ports, '--db', db)
+        client = pcloud_client.Client(fixture.session(
+            supervisor.Sandbox(state, ports=ports), common.DEMO_USER))
+        later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = client._request('POST', '/leases', {
+            'name': 'kept', 'events': [],
+            'start_date': later.strftime('%Y-%m-%d %H:%M'),
+            'end_date': (later + datetime.timedelta(hours=1)).strftime(
+                '%Y-%m-%d %H:%M'),
+            'reservations': [{
+                'resource_type': 'virtual:instance', 'amount': 1,
+                'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+                'affinity': None, 'resource_properties': ''}]})['lease']
+        with open(os.path.join(state, supervisor.PIDS_FILE)) as f:
+            blazar_pid = json.load(f)['children']['blazar'][0]
+        os.kill(blazar_pid, signal.SIGKILL)
+        self.assertEqual(1, proc.wait(60))
+        self.assertNotEqual([], databases())
+
+        proc, lines = self._start(state, ports, '--db', db)
+        self.assertIn('Carrying on with the cloud in %s (--fresh starts a '
+                      'new one).' % state, lines)
+        self.assertEqual('PENDING', client._request(
+            'GET', '/leases/%s' % lease['id'])['lease']['status'])
+        fixture.delete_lease(client, lease['id'])
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(60))
+        self.assertEqual([], databases())
+        self.assertEqual([], _leftovers(state))
 
     def test_a_port_in_use_says_what_to_do(self):
         state = self.useFixture(fixtures.TempDir()).path
