@@ -247,8 +247,18 @@ class Lifecycle(object):
                 gone = False
         return gone and placement.remove_class(row['resource_class'])
 
+    def _sweep_aside(self):
+        """The sweep a start or end runs beside its own work: a failure
+
+        of it is the next sweep's to retry, never the lease's.
+        """
+        try:
+            self.sweep()
+        except Exception:
+            LOG.exception('Sweep failed; the next one tries again')
+
     def on_start(self, resource_id):
-        self.sweep()
+        self._sweep_aside()
         ctx = self._ctx()
         try:
             row = res_db.get_by_resource_id(ctx, resource_id)
@@ -292,7 +302,7 @@ class Lifecycle(object):
                                row['reservation_id'], row['lease_id'],
                                self.resource_type)
         self._finish(row)
-        self.sweep()
+        self._sweep_aside()
 
     def _finish(self, row):
         """Release the capacity and remove the objects; what cannot be
@@ -404,7 +414,10 @@ class Lifecycle(object):
         for row in reconcile.orphan_rows(live):
             LOG.warning('Reservation %s is gone from Blazar; ending it',
                         row['reservation_id'])
-            self._finish(row)
+            try:
+                self._finish(row)
+            except res_db.ReservationNotFound:
+                pass  # another sweep, or its end, finished it meanwhile
         reconcile.release_orphan_claims(ctx)
         for row in res_db.list_reservations(ctx, state=res_db.ENDING):
             try:

@@ -47,6 +47,7 @@ from oslo_utils import excutils
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
+from pcloud_plugin.db import locks
 from pcloud_plugin.db import reservations as res_db
 
 LOG = logging.getLogger(__name__)
@@ -248,10 +249,12 @@ def repair_leases(ctx, older_than):
     for lease_id, lease in leases.items():
         if _since(lease, 'created_at') >= older_than:
             continue
-        what = _events_again(lease, events[lease_id])
+        # Blazar makes a lease's events once its reservations are made.
+        what = ([] if lease['status'] == status.lease.CREATING
+                else _events_again(lease, events[lease_id]))
         if lease['status'] in status.lease.TRANSITIONAL and \
                 _since(lease, 'updated_at') < older_than:
-            what += _unstick(ctx, lease)
+            what += _unstick_locked(ctx, lease)
         if what:
             done[lease_id] = what
     for lease_id, what in done.items():
@@ -292,6 +295,24 @@ def _events_again(lease, events):
             'status': status.event.DONE if done else status.event.UNDONE})
         made.append('made its lost %s event again' % kind)
     return made
+
+
+def _unstick_locked(ctx, lease):
+    """_unstick under the lease's lock (api.lease_lock's), if it was left
+
+    as it was read: never beside a request of the API on the lease.
+    """
+    held = locks.acquire('lease:' + lease['id'], wait=False)
+    if held is None:
+        return []  # a request holds it: the next pass looks again
+    try:
+        now = blazar_db.lease_get(lease['id'])
+        if now is None or (now['status'], now.get('updated_at')) != (
+                lease['status'], lease.get('updated_at')):
+            return []
+        return _unstick(ctx, lease)
+    finally:
+        locks.release(held)
 
 
 def _unstick(ctx, lease):

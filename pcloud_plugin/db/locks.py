@@ -16,8 +16,9 @@
 
 ``acquire(name)`` waits until no other holder of ``name`` remains and
 returns what ``release`` takes. On MySQL and PostgreSQL the lock is the
-row ``name`` of pcloud_locks locked for update in a transaction of its
-own, so a process that dies releases it with its connection. SQLite
+row ``name`` of pcloud_locks (made first, if new, and committed) locked
+for update in a transaction of its own, so a process that dies releases
+it with its connection. SQLite
 serves one machine's processes and has no row locks: the lock is held in
 this process only there.
 """
@@ -41,26 +42,34 @@ _local_guard = threading.Lock()
 _local = weakref.WeakValueDictionary()
 
 
-def acquire(name):
+def acquire(name, wait=True):
+    """What release takes; without ``wait``, None when another holds it."""
     engine = db_api.get_engine()
     if engine.dialect.name == 'sqlite':
         with _local_guard:
             lock = _local.get(name)
             if lock is None:
                 lock = _local[name] = threading.Lock()
-        lock.acquire()
-        return lock
+        return lock if lock.acquire(blocking=wait) else None
     connection = engine.connect()
     try:
-        transaction = connection.begin()
+        # The row first, committed on its own, and only where a plain
+        # read does not see it: an insert that meets a held row waits
+        # for its whole hold (its duplicate check locks it).
+        row = sa.select(_LOCK.c.name).where(_LOCK.c.name == name)
         try:
-            with connection.begin_nested():
-                connection.execute(_LOCK.insert().values(
-                    name=name, created_at=timeutils.utcnow()))
+            with connection.begin():
+                if connection.execute(row).first() is None:
+                    connection.execute(_LOCK.insert().values(
+                        name=name, created_at=timeutils.utcnow()))
         except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
-            pass  # taken before: lock the row
-        connection.execute(sa.select(_LOCK.c.name).where(
-            _LOCK.c.name == name).with_for_update())
+            pass  # made by another meanwhile
+        transaction = connection.begin()
+        taken = connection.execute(
+            row.with_for_update(skip_locked=not wait)).first()
+        if taken is None:
+            connection.close()
+            return None
         connection.execute(_LOCK.update().where(_LOCK.c.name == name).values(
             created_at=timeutils.utcnow()))
         return connection, transaction

@@ -27,6 +27,7 @@ from blazar import status
 from oslo_utils import timeutils
 
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import locks
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
 
@@ -263,6 +264,23 @@ class RepairTests(LeaseGuardTestCase):
         self.assertEqual([updated['reservations'][0]['id']],
                          db_api.list_consumers(self.context))
         self.delete_lease(updated['id'])
+        self.assertEqual([], db_api.list_consumers(self.context))
+
+    def test_a_lease_a_request_holds_is_left_to_the_request(self):
+        # An API request on the lease (its lock held) may be deleting it
+        # right now: the repair waits for the next pass.
+        lease = self.create_lease(self.reservation(1))
+        blazar_db.lease_update(lease['id'],
+                               {'status': status.lease.CREATING})
+        held = locks.acquire('lease:' + lease['id'])
+        try:
+            self.sweep()
+            self.assertEqual(status.lease.CREATING,
+                             blazar_db.lease_get(lease['id'])['status'])
+        finally:
+            locks.release(held)
+        self.sweep()
+        self.assertIsNone(blazar_db.lease_get(lease['id']))
         self.assertEqual([], db_api.list_consumers(self.context))
 
     def test_a_lease_in_a_transition_still_running_is_left_alone(self):

@@ -92,6 +92,11 @@ class LockRace(base.TestCase):
         self.conf.set_override('connection', self.database.url,
                                group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
+        # Held by another process: not taken without waiting.
+        self.assertIsNone(locks.acquire('lease:y', wait=False))
+        other = locks.acquire('lease:z', wait=False)
+        self.assertIsNotNone(other)
+        locks.release(other)
         holder.kill()
         holder.join(30)
         held = locks.acquire('lease:y')
