@@ -66,6 +66,21 @@ def resource_types():
     return frozenset(found)
 
 
+def parse_json(raw):
+    """A request body's JSON; SchemaViolation naming the body if it is
+
+    not JSON or nested past the interpreter's recursion limit.
+    """
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise exception.SchemaViolation(field='body',
+                                        reason='nested too deeply')
+    except ValueError as e:
+        raise exception.SchemaViolation(field='body',
+                                        reason='malformed JSON: %s' % e)
+
+
 class NotFound(Exception):
     """No lease can have the id in the path."""
 
@@ -88,15 +103,7 @@ def check(validate):
         schema = schemas.LEASE_CREATE
     else:
         return
-    raw = request.get_data(cache=True)
-    try:
-        data = json.loads(raw or b'null')
-    except RecursionError:
-        raise exception.SchemaViolation(field='body',
-                                        reason='nested too deeply')
-    except ValueError as e:
-        raise exception.SchemaViolation(field='body',
-                                        reason='malformed JSON: %s' % e)
+    data = parse_json(request.get_data(cache=True) or b'null')
     if isinstance(data, dict) and request.method == 'PUT' and \
             'events' in data:
         raise exception.SchemaViolation(

@@ -25,8 +25,6 @@ JSON: {"error_code", "error_message", "error_name"} as Blazar does.
 Bad input is a 4xx; a 500 only ever means a bug, and says nothing more.
 """
 
-import json
-
 from blazar.api.v1 import utils as blazar_utils
 from blazar import context as blazar_context
 import flask
@@ -194,15 +192,7 @@ def _body(schema):
     if mimetype != JSON:
         raise exception.UnsupportedMediaType(content_type=mimetype or '',
                                              use=JSON)
-    try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise exception.SchemaViolation(field='body',
-                                        reason='nested too deeply')
-    except ValueError as e:
-        raise exception.SchemaViolation(field='body',
-                                        reason='malformed JSON: %s' % e)
-    return _validate(schema, data, 'body')
+    return _validate(schema, lease_guard.parse_json(raw), 'body')
 
 
 def _context():

@@ -31,7 +31,8 @@ reservation, and every lease deletable by its owner.
 
 On the default SQLite sandbox, and on MariaDB with RabbitMQ where they
 answer. PCLOUD_SOAK_CLIENTS, PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS
-scale it.
+scale it; PCLOUD_SOAK_STATE keeps the sandbox's state directory (its
+logs) to look at after a failure.
 """
 
 import collections
