@@ -31,7 +31,7 @@ from oslo_limit import limit as os_limit
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
-from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.db import locks
 from pcloud_plugin import quota
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
@@ -68,48 +68,61 @@ class _Keystone(object):
         test.addCleanup(quota.LIMITS.forget)
 
 
-def _rival_after_first_check(test, owner, name, rival):
+class _Rival(threading.Thread):
+    """Another API worker's admission of the same project, run in a
+
+    thread: ``result`` is what it returned, or the exception it raised.
+    """
+
+    def __init__(self, admission):
+        super().__init__(daemon=True)
+        self.admission = admission
+        self.result = None
+
+    def run(self):
+        try:
+            self.result = self.admission()
+        except Exception as e:
+            self.result = e
+
+
+def _rival_after_first_check(test, owner, name, admission):
     """Patch the quota check ``owner.name`` so that, once the first check
 
-    made (the admission under test's) has passed, ``rival`` (another API
-    worker's admission of the same project) runs whole in a thread of its
-    own before the first goes on to claim and commit. Returns what the
-    rival returned, or the exception it raised, in a list.
+    made (the admission under test's) has passed, ``admission`` starts in
+    a thread of its own (a _Rival, returned) and has a second to run into
+    the project's quota lock before the first goes on to claim and
+    commit.
     """
     real = getattr(owner, name)
-    rival_result = []
-
-    def run_rival():
-        try:
-            rival_result.append(rival())
-        except Exception as e:
-            rival_result.append(e)
+    rival = _Rival(admission)
 
     def racing(*args, **kwargs):
         found = real(*args, **kwargs)
-        if not racing.raced:
-            racing.raced = True
-            thread = threading.Thread(target=run_rival)
-            thread.start()
-            thread.join(60)
+        if not rival.is_alive() and rival.result is None:
+            rival.start()
+            rival.join(1)
         return found
-    racing.raced = False
     test.useFixture(fixtures.MockPatchObject(owner, name, racing))
-    return rival_result
+    return rival
 
 
-def _assert_only_the_rival_holds(test, rival, list_reservations):
-    """The rival's lease, reservation row (``list_reservations``: of its
+def _assert_only_the_first_holds(test, first, rival, list_reservations):
+    """The rival was refused for quota, and the first's lease,
 
-    plugin) and ledger claim are all that remain.
+    reservation row (``list_reservations``: of its plugin) and ledger
+    claim are all that remain.
     """
-    (kept,) = rival
-    rid = _reservation_of(kept)['id']
-    test.assertEqual([kept['id']],
+    rival.join(60)
+    test.assertFalse(rival.is_alive())
+    test.assertIsInstance(rival.result, errors.QuotaRefused)
+    rid = _reservation_of(first)['id']
+    test.assertEqual([first['id']],
                      [lease['id'] for lease in blazar_db.lease_get_all()])
     test.assertEqual([rid], [r['reservation_id'] for r in
                              list_reservations(test.context)])
     test.assertEqual({rid}, set(db_api.list_consumers(test.context)))
+    return rival.result
 
 
 def _reservation_of(lease):
@@ -200,16 +213,20 @@ class InstanceQuotaTests(base.BlazarAPITestCase):
         self.assertIn('pcloud_reserved_memory_mb limit is 2048; 2048 held',
                       str(e))
 
-    def test_of_two_racing_admissions_the_one_over_the_limit_undoes_itself(
-            self):
-        # 6 VCPU and 4 VCPU: each fits in 8 alone, not both.
-        rival = _rival_after_first_check(
-            self, quota, 'check_instance_reservation',
-            lambda: self.create_lease(self.reservation(2)))
-        e = self.assertRaises(errors.QuotaRefused, self.create_lease,
-                              self.reservation(3))
-        self.assertIn('pcloud_reserved_vcpus limit is 8; 4 held', str(e))
-        _assert_only_the_rival_holds(self, rival, res_db.list_reservations)
+    def test_admissions_of_a_limited_project_wait_for_each_other(self):
+        # One admission or update of the project at a time: while another
+        # holds its quota lock, an admission waits, then checks against
+        # what the other committed. (Real managers racing on MariaDB and
+        # PostgreSQL: test_lease_race.)
+        held = locks.acquire('quota:%s' % base.PROJECT)
+        rival = _Rival(lambda: self.create_lease(self.reservation(2)))
+        rival.start()
+        rival.join(2)
+        self.assertTrue(rival.is_alive())
+        self.assertEqual([], db_api.list_consumers(self.context))
+        locks.release(held)
+        rival.join(60)
+        self.assertEqual('PENDING', rival.result['status'])
 
     def test_without_any_limit_no_reservation_is_read(self):
         self.keystone.limits.clear()
@@ -238,13 +255,13 @@ class UnitsQuotaTests(test_host_plugin.HostLeaseTestCase):
         self.now += 60
         self.create_lease(self.hosts_res(2))
 
-    def test_of_two_racing_leases_the_one_over_the_limit_undoes_itself(
+    def test_of_two_racing_leases_the_one_over_the_limit_is_refused(
             self):
         # One "big" host (4 units) each: either fits in 4 alone, not both.
         rival = _rival_after_first_check(
             self, self.host_plugin, '_check_quota',
             lambda: self.create_lease(self.hosts_res(1)))
-        e = self.assertRaises(errors.QuotaRefused, self.create_lease,
-                              self.hosts_res(1))
+        first = self.create_lease(self.hosts_res(1))
+        e = _assert_only_the_first_holds(self, first, rival,
+                                         host_db.list_reservations)
         self.assertIn('over its limit of 4', str(e))
-        _assert_only_the_rival_holds(self, rival, host_db.list_reservations)
