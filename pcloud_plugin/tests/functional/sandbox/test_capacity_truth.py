@@ -463,10 +463,16 @@ class CapacityChange(_Capacity):
         host = self.sandbox.add_compute(vcpus=4, memory_mb=free + 4096,
                                         disk_gb=100)
         self.addCleanup(self._remove_compute, host)
+        # Its memory, not only its provider: nova-compute makes the
+        # provider before it reports the inventory, and a mirror pass in
+        # between records the provider bare (the next one, the memory).
         self._until('the ledger to see the new compute', lambda: (
-            fixture.ledger_sql(self.sandbox, 'SELECT uuid FROM '
-                               'resource_providers WHERE name = :name',
-                               name=host)), 6 * interval)
+            fixture.ledger_sql(
+                self.sandbox, 'SELECT i.total FROM inventories i JOIN '
+                'resource_providers p ON p.id = i.resource_provider_id '
+                'JOIN resource_classes c ON c.id = i.resource_class_id '
+                "WHERE p.name = :name AND c.name = 'MEMORY_MB'",
+                name=host)), 6 * interval)
         lease = self._lease(self.demo, slot)
         self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
                                                  'ACTIVE', 'ERROR'))
