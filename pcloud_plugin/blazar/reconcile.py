@@ -252,6 +252,7 @@ def repair_leases(ctx, older_than):
         # Blazar makes a lease's events once its reservations are made.
         what = ([] if lease['status'] == status.lease.CREATING
                 else _events_again(lease, events[lease_id]))
+        what += _events_to_do_again(lease, events[lease_id], older_than)
         if lease['status'] in status.lease.TRANSITIONAL and \
                 _since(lease, 'updated_at') < older_than:
             what += _unstick_locked(ctx, lease)
@@ -295,6 +296,26 @@ def _events_again(lease, events):
             'status': status.event.DONE if done else status.event.UNDONE})
         made.append('made its lost %s event again' % kind)
     return made
+
+
+def _events_to_do_again(lease, events, older_than):
+    """An event left IN_PROGRESS by a dead manager before it set the
+
+    lease STARTING or TERMINATING: Blazar's loop runs only events to do,
+    and our API guard refuses changes while one is under way, so the
+    lease would neither start nor go. Back to do.
+    """
+    if lease['status'] not in status.lease.STABLE:
+        return []
+    again = []
+    for event in events:
+        if event['status'] == status.event.IN_PROGRESS and \
+                _since(event, 'updated_at') < older_than:
+            blazar_db.event_update(event['id'],
+                                   {'status': status.event.UNDONE})
+            again.append('its %s, left under way, is to do again'
+                         % event['event_type'])
+    return again
 
 
 def _unstick_locked(ctx, lease):

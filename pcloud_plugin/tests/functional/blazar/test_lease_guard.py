@@ -266,6 +266,26 @@ class RepairTests(LeaseGuardTestCase):
         self.delete_lease(updated['id'])
         self.assertEqual([], db_api.list_consumers(self.context))
 
+    def test_an_event_a_dead_manager_left_under_way_runs_again(self):
+        # Killed after Blazar's loop marked the start IN_PROGRESS, before
+        # the lease was STARTING: nothing ran it again, and the guard
+        # refused the owner's delete as "under way" for good.
+        lease = self.create_lease(self.reservation(1), start=0)
+        start = blazar_db.event_get_first_sorted_by_filters(
+            'lease_id', 'asc', {'lease_id': lease['id'],
+                                'event_type': 'start_lease'})
+        blazar_db.event_update(start['id'],
+                               {'status': status.event.IN_PROGRESS})
+        self.assertEqual(409, self.call(
+            'DELETE', '/leases/%s' % lease['id']).status_code)
+        self.sweep()
+        self.assertEqual(status.event.UNDONE,
+                         blazar_db.event_get(start['id'])['status'])
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual(204, self.call(
+            'DELETE', '/leases/%s' % lease['id']).status_code)
+
     def test_a_lease_a_request_holds_is_left_to_the_request(self):
         # An API request on the lease (its lock held) may be deleting it
         # right now: the repair waits for the next pass.
