@@ -272,6 +272,13 @@ class Lifecycle(base.TestCase):
                 return connection.execute(sa.text(
                     'SHOW DATABASES LIKE :name'), {
                     'name': db.rsplit('/', 1)[1] + '\\_%'}).fetchall()
+
+        def drop_story_database():
+            # The one the sandbox makes under the --db name itself.
+            with engine.connect() as connection:
+                connection.exec_driver_sql(
+                    'DROP DATABASE IF EXISTS %s' % db.rsplit('/', 1)[1])
+        self.addCleanup(drop_story_database)
         state = self.useFixture(fixtures.TempDir()).path
         ports = fixture.free_ports()
         proc, _ = self._start(state, ports, '--db', db)

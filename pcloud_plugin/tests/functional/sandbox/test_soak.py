@@ -400,5 +400,16 @@ class Soak(base.TestCase):
             socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
         except OSError as e:
             self.skipTest('no RabbitMQ for this test: %s' % e)
+
+        def drop_story_database():
+            # The one the sandbox makes under the --db name itself.
+            engine = sa.create_engine(MYSQL + '/')
+            try:
+                with engine.connect() as connection:
+                    connection.exec_driver_sql(
+                        'DROP DATABASE IF EXISTS %s' % prefix)
+            finally:
+                engine.dispose()
+        self.addCleanup(drop_story_database)
         self.soak(self._sandbox(db='%s/%s' % (MYSQL, prefix),
                                 transport=RABBIT), kills=KILLS)
