@@ -265,6 +265,50 @@ def end_lease_now(sandbox, lease_id):
                 now=datetime.datetime.utcnow(), lease=lease_id)
 
 
+def mariadb_story(test, server_url, name):
+    """Skip ``test`` where no MariaDB answers at ``server_url``; else an
+
+    engine on the server, and the database the sandbox makes under the
+    --db name ``name`` itself dropped when the test ends (a clean stop
+    drops only <name>_<service>).
+    """
+    engine = sa.create_engine(server_url + '/')
+    try:
+        engine.connect().close()
+    except sa.exc.OperationalError as e:
+        engine.dispose()
+        test.skipTest('no MariaDB for this test: %s' % e)
+    test.addCleanup(engine.dispose)
+
+    def drop_story_database():
+        with engine.connect() as connection:
+            connection.exec_driver_sql('DROP DATABASE IF EXISTS %s' % name)
+    test.addCleanup(drop_story_database)
+    return engine
+
+
+def require_rabbitmq(test):
+    """Skip ``test`` where no RabbitMQ answers on 127.0.0.1:5672."""
+    try:
+        socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
+    except OSError as e:
+        test.skipTest('no RabbitMQ for this test: %s' % e)
+
+
+def slot_lease(client, name):
+    """A lease of one small slot, an hour from now for an hour."""
+    later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+    return client._request('POST', '/leases', {
+        'name': name, 'events': [],
+        'start_date': later.strftime('%Y-%m-%d %H:%M'),
+        'end_date': (later + datetime.timedelta(hours=1)).strftime(
+            '%Y-%m-%d %H:%M'),
+        'reservations': [{
+            'resource_type': 'virtual:instance', 'amount': 1,
+            'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+            'affinity': None, 'resource_properties': ''}]})['lease']
+
+
 def delete_lease(client, lease_id, attempts=10):
     """Delete a lease through the API; one already gone is fine.
 

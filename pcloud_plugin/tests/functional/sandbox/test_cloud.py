@@ -17,7 +17,6 @@ processes, driven with the real command-line clients.
 """
 
 import collections
-import datetime
 import io
 import json
 import os
@@ -259,41 +258,21 @@ class Lifecycle(base.TestCase):
         databases stay (they were dropped, as at a clean stop): the next
         start carries on with the cloud, leases included.
         """
-        db = '%s/pcloud_crash_%s' % (MYSQL, uuid.uuid4().hex[:8])
-        engine = sa.create_engine(MYSQL + '/')
-        try:
-            engine.connect().close()
-        except sa.exc.OperationalError as e:
-            self.skipTest('no MariaDB for this test: %s' % e)
-        self.addCleanup(engine.dispose)
+        name = 'pcloud_crash_%s' % uuid.uuid4().hex[:8]
+        db = '%s/%s' % (MYSQL, name)
+        engine = fixture.mariadb_story(self, MYSQL, name)
 
         def databases():
             with engine.connect() as connection:
                 return connection.execute(sa.text(
                     'SHOW DATABASES LIKE :name'), {
-                    'name': db.rsplit('/', 1)[1] + '\\_%'}).fetchall()
-
-        def drop_story_database():
-            # The one the sandbox makes under the --db name itself.
-            with engine.connect() as connection:
-                connection.exec_driver_sql(
-                    'DROP DATABASE IF EXISTS %s' % db.rsplit('/', 1)[1])
-        self.addCleanup(drop_story_database)
+                    'name': name + '\\_%'}).fetchall()
         state = self.useFixture(fixtures.TempDir()).path
         ports = fixture.free_ports()
         proc, _ = self._start(state, ports, '--db', db)
         client = pcloud_client.Client(fixture.session(
             supervisor.Sandbox(state, ports=ports), common.DEMO_USER))
-        later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
-        lease = client._request('POST', '/leases', {
-            'name': 'kept', 'events': [],
-            'start_date': later.strftime('%Y-%m-%d %H:%M'),
-            'end_date': (later + datetime.timedelta(hours=1)).strftime(
-                '%Y-%m-%d %H:%M'),
-            'reservations': [{
-                'resource_type': 'virtual:instance', 'amount': 1,
-                'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
-                'affinity': None, 'resource_properties': ''}]})['lease']
+        lease = fixture.slot_lease(client, 'kept')
         with open(os.path.join(state, supervisor.PIDS_FILE)) as f:
             blazar_pid = json.load(f)['children']['blazar'][0]
         os.kill(blazar_pid, signal.SIGKILL)
@@ -349,17 +328,8 @@ class RealServers(base.TestCase):
         """
         client = pcloud_client.Client(fixture.session(sandbox,
                                                       common.DEMO_USER))
-        later = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
         for n in range(4):
-            lease = client._request('POST', '/leases', {
-                'name': 'deleted-%d' % n, 'events': [],
-                'start_date': later.strftime('%Y-%m-%d %H:%M'),
-                'end_date': (later + datetime.timedelta(hours=1)).strftime(
-                    '%Y-%m-%d %H:%M'),
-                'reservations': [{
-                    'resource_type': 'virtual:instance', 'amount': 1,
-                    'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
-                    'affinity': None, 'resource_properties': ''}]})['lease']
+            lease = fixture.slot_lease(client, 'deleted-%d' % n)
             codes = []
             start_line = threading.Barrier(3)
 
@@ -377,22 +347,8 @@ class RealServers(base.TestCase):
 
     def test_cloud_on_mariadb_and_rabbitmq(self):
         prefix = 'pcloud_sandbox_%s' % uuid.uuid4().hex[:8]
-        engine = sa.create_engine(MYSQL + '/')
-        try:
-            engine.connect().close()
-        except sa.exc.OperationalError as e:
-            self.skipTest('no MariaDB for this test: %s' % e)
-        self.addCleanup(engine.dispose)
-        try:
-            socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
-        except OSError as e:
-            self.skipTest('no RabbitMQ for this test: %s' % e)
-
-        def drop_story_database():
-            with engine.connect() as connection:
-                connection.exec_driver_sql(
-                    'DROP DATABASE IF EXISTS %s' % prefix)
-        self.addCleanup(drop_story_database)
+        engine = fixture.mariadb_story(self, MYSQL, prefix)
+        fixture.require_rabbitmq(self)
         state = self.useFixture(fixtures.TempDir()).path
         sandbox = supervisor.Sandbox(
             state, db='%s/%s' % (MYSQL, prefix), transport=RABBIT,

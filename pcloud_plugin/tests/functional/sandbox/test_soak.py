@@ -41,7 +41,6 @@ import datetime
 import io
 import os
 import random
-import socket
 import threading
 import time
 import uuid
@@ -389,27 +388,7 @@ class Soak(base.TestCase):
 
     def test_tenants_and_crashes_on_mariadb_and_rabbitmq(self):
         prefix = 'pcloud_soak_%s' % uuid.uuid4().hex[:8]
-        engine = sa.create_engine(MYSQL + '/')
-        try:
-            engine.connect().close()
-        except sa.exc.OperationalError as e:
-            self.skipTest('no MariaDB for this test: %s' % e)
-        finally:
-            engine.dispose()
-        try:
-            socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
-        except OSError as e:
-            self.skipTest('no RabbitMQ for this test: %s' % e)
-
-        def drop_story_database():
-            # The one the sandbox makes under the --db name itself.
-            engine = sa.create_engine(MYSQL + '/')
-            try:
-                with engine.connect() as connection:
-                    connection.exec_driver_sql(
-                        'DROP DATABASE IF EXISTS %s' % prefix)
-            finally:
-                engine.dispose()
-        self.addCleanup(drop_story_database)
+        fixture.mariadb_story(self, MYSQL, prefix)
+        fixture.require_rabbitmq(self)
         self.soak(self._sandbox(db='%s/%s' % (MYSQL, prefix),
                                 transport=RABBIT), kills=KILLS)
