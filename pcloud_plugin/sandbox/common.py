@@ -60,33 +60,33 @@ def sqlite_wal(url):
             'PRAGMA journal_mode=WAL').close()
 
 
-def sqlite_writes_in_turn():
-    """Every transaction of this process on SQLite begins IMMEDIATE.
+def sqlite_writes_in_turn(target=None):
+    """Every transaction on SQLite begins IMMEDIATE: of this process, or
+    of the one engine ``target``.
 
     In WAL mode a transaction that read, and then writes after another
     writer committed, fails at once with "database is locked": SQLite
     cannot wait for a snapshot that is already stale (the busy timeout
-    of ``patient`` does not apply). Blazar reads before it writes almost
+    of ``patient`` does not apply); in rollback-journal mode a reader
+    that would write while another writer commits is refused at once
+    too, to break the deadlock. Blazar reads before it writes almost
     everywhere, so concurrent lease requests were 500s and left leases
     CREATING. Taking the write lock at BEGIN makes them wait in turn
     instead. SQLite only: production runs these on MariaDB/PostgreSQL.
     """
-    import sqlite3
-
     import sqlalchemy as sa
 
-    @sa.event.listens_for(sa.engine.Engine, 'connect')
-    def _no_implicit_begin(dbapi_connection, _record):
-        if isinstance(dbapi_connection, sqlite3.Connection):
-            dbapi_connection.isolation_level = None
+    # oslo.db turns pysqlite's implicit BEGIN off and emits its own plain
+    # BEGIN as each transaction starts: that is the statement made
+    # IMMEDIATE here (a rewrite, as its listener runs before any added
+    # to an engine later).
+    def _immediate(conn, cursor, statement, parameters, context, many):
+        if statement == 'BEGIN' and conn.dialect.name == 'sqlite':
+            statement = 'BEGIN IMMEDIATE'
+        return statement, parameters
 
-    # Before oslo.db's own listener of each engine (class-level listeners
-    # run first), which then sees the transaction begun and emits none.
-    @sa.event.listens_for(sa.engine.Engine, 'begin')
-    def _begin_immediate(connection):
-        if connection.dialect.name == 'sqlite':
-            connection.exec_driver_sql('BEGIN IMMEDIATE')
-            connection.info['in_transaction'] = True
+    sa.event.listen(sa.engine.Engine if target is None else target,
+                    'before_cursor_execute', _immediate, retval=True)
 
 
 def patient(url):

@@ -53,6 +53,7 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import placement_sync
 from pcloud_plugin.notifications import usage
+from pcloud_plugin.sandbox import common as sandbox_common
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.blazar import fake_nova
 from pcloud_plugin.tests.functional import placement_service
@@ -87,11 +88,18 @@ class BlazarDatabase(fixtures.Fixture):
     def _setUp(self):
         tmp = self.useFixture(fixtures.TempDir()).path
         self.conf.set_override(
-            'connection', 'sqlite:///%s' % os.path.join(tmp, 'blazar.db'),
+            'connection', sandbox_common.patient(
+                'sqlite:///%s' % os.path.join(tmp, 'blazar.db')),
             group='database')
         facade_wrapper._clear_engine()
         self.addCleanup(facade_wrapper._clear_engine)
         blazar_sqla.setup_db()
+        # As in the sandbox: the manager's threads and the tests' racing
+        # API calls write in turn instead of failing "database is locked"
+        # (an SQLite artefact; real deployments race on MariaDB: see
+        # test_lease_race).
+        sandbox_common.sqlite_writes_in_turn(
+            facade_wrapper._get_facade().writer.get_engine())
 
 
 class Notifications(fixtures.Fixture):
