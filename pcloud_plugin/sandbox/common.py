@@ -50,6 +50,16 @@ PROJECT_OF = {'admin': 'admin', DEMO_USER: DEMO_PROJECT,
 SERVICE_USERS = ('nova', 'placement', 'blazar')
 
 
+def cache_dir():
+    """Where sandboxes keep what they build once for later starts to copy
+
+    (Keystone's snapshot, migrated schemas).
+    """
+    return os.environ.get('PCLOUD_SANDBOX_CACHE') or os.path.join(
+        os.environ.get('XDG_CACHE_HOME', os.path.expanduser('~/.cache')),
+        'pcloud-sandbox')
+
+
 def sqlite_wal(url):
     """Readers must not wait on the writer: many threads and processes
 
@@ -62,6 +72,7 @@ def sqlite_wal(url):
 
 def sqlite_writes_in_turn(target=None):
     """Every transaction on SQLite begins IMMEDIATE: of this process, or
+
     of the one engine ``target``.
 
     In WAL mode a transaction that read, and then writes after another

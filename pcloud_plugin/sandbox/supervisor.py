@@ -169,11 +169,7 @@ class Sandbox:
                  timeout=180, out=sys.stdout, faults=False, fresh=False,
                  blazar_filters=False):
         self.state_dir = os.path.abspath(state_dir)
-        self.cache_dir = os.path.abspath(
-            cache_dir or os.environ.get('PCLOUD_SANDBOX_CACHE')
-            or os.path.join(os.environ.get('XDG_CACHE_HOME',
-                                           os.path.expanduser('~/.cache')),
-                            'pcloud-sandbox'))
+        self.cache_dir = os.path.abspath(cache_dir or common.cache_dir())
         self.transport = transport or 'fake://'
         self.computes = [{
             'name': 'compute%d' % (i + 1),

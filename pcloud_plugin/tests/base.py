@@ -33,7 +33,13 @@ from pcloud_plugin import conf
 from pcloud_plugin import context
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
+from pcloud_plugin.sandbox import common as sandbox_common
 from pcloud_plugin.tests import db_users
+
+# Read before any test gives the process a temporary HOME (oslotest's
+# TempHomeDir), so that every sandbox of a run builds Keystone's snapshot
+# and Nova's schemas once, not at each start.
+_SANDBOX_CACHE = sandbox_common.cache_dir()
 
 
 class TestCase(base.BaseTestCase):
@@ -41,6 +47,8 @@ class TestCase(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable(
+            'PCLOUD_SANDBOX_CACHE', _SANDBOX_CACHE))
         self.conf = self.useFixture(config_fixture.Config(conf.CONF)).conf
         self.context = context.get_admin_context()
 
