@@ -200,6 +200,15 @@ class NovaError(PcloudException):
     code = 502
 
 
+class NovaUnreachable(NovaError):
+    """Nova could not be reached (or is unavailable) for a call the
+
+    service had to make: a 503, to try again later.
+    """
+    msg_fmt = 'Nova cannot be reached to %(action)s: %(reason)s'
+    code = 503
+
+
 class PlacementUnreachable(PcloudException):
     """Placement could not be reached for a call the service had to make."""
     msg_fmt = 'Placement cannot be reached to %(action)s: %(reason)s'

@@ -118,7 +118,14 @@ class Lifecycle(object):
         """
         nova = self.nova()
         done = True
-        pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        try:
+            pcloud = self.pools().pclouds.get(row['pcloud_id'])
+        except Exception:
+            # Nova down: nothing is taken out yet, sweep() does it all.
+            LOG.exception('Could not read pcloud %s to take the hosts of '
+                          'reservation %s out', row['pcloud_id'],
+                          row['reservation_id'])
+            return False
         for host in row['hosts']:
             if not host['joined']:
                 if pcloud is not None and not self._forget_unjoined(

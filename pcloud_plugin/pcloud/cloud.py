@@ -25,10 +25,24 @@ import threading
 from keystoneauth1 import exceptions as ks_exc
 from novaclient import exceptions as nova_exc
 
+from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 
 # What a Nova call raises when Nova refuses it or cannot be reached.
 NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
+
+
+def nova_failure(action, error):
+    """Our error for one of NOVA_FAILURES met trying to ``action``: Nova
+
+    down or restarting (no connection, or its 503) is to try again later;
+    anything else is Nova's refusal or failure.
+    """
+    if (isinstance(error, ks_exc.ConnectionError)
+            or getattr(error, 'code', None) == 503):
+        return exception.NovaUnreachable(action=action, reason=error)
+    return exception.NovaError(action=action, reason=error)
+
 
 _locks_guard = threading.Lock()
 _locks = collections.defaultdict(threading.Lock)

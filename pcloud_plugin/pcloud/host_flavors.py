@@ -47,8 +47,7 @@ class HostFlavors(object):
             if agg is None:
                 raise exception.HostFlavorExists(flavor_id=flavor.id)
         except cloud_mod.NOVA_FAILURES as e:
-            raise exception.NovaError(action='create aggregate %s' % name,
-                                      reason=e)
+            raise cloud_mod.nova_failure('create aggregate %s' % name, e)
         try:
             self._set_metadata(agg, codec.pool_metadata(flavor))
         except exception.NovaError:

@@ -93,7 +93,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         try:
             return func(*args, **kwargs)
         except cloud_mod.NOVA_FAILURES as e:
-            raise exception.NovaError(action=action, reason=e)
+            raise cloud_mod.nova_failure(action, e)
 
     @staticmethod
     def _placement_call(action, func, *args):
@@ -176,8 +176,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         except nova_exc.NotFound:
             return []
         except cloud_mod.NOVA_FAILURES as e:
-            raise exception.NovaError(action='list servers of a host',
-                                      reason=e)
+            raise cloud_mod.nova_failure('list servers of a host', e)
         return sorted(s['uuid'] for h in found
                       if h.hypervisor_hostname == hostname
                       for s in (getattr(h, 'servers', None) or ()))

@@ -334,7 +334,7 @@ class API(object):
         try:
             return nova.aggregates.list()
         except cloud_mod.NOVA_FAILURES as e:
-            raise exception.NovaError(action='list aggregates', reason=e)
+            raise cloud_mod.nova_failure('list aggregates', e)
 
     def host_offerings(self, ctx, query):
         """When ``amount`` hosts of a host flavor could be leased."""
@@ -386,7 +386,7 @@ class API(object):
             excluded_aggregates, excluded_hosts = resources.NovaObjects(
                 self.service.nova).pcloud_exclusions()
         except cloud_mod.NOVA_FAILURES as e:
-            raise exception.NovaError(action='list aggregates', reason=e)
+            raise cloud_mod.nova_failure('list aggregates', e)
         request = slots_mod.SlotRequest(
             per_slot, amount, affinity=affinity, required=required,
             forbidden=forbidden, forbidden_aggregates=excluded_aggregates,

@@ -230,6 +230,10 @@ def _view(func, status, body_schema, query_schema):
                 result = func(ctx, **kwargs)
         except http_exc.HTTPException:
             raise
+        except exception.NovaUnreachable as e:
+            LOG.warning('Pcloud API call failed: %s', e)
+            return _error(e.code, 'Nova cannot be reached; try again '
+                          'later.', type(e).__name__)
         except exception.NovaError as e:
             LOG.warning('Pcloud API call failed: %s', e)
             return _error(e.code, 'Nova refused or failed a call the '

@@ -33,6 +33,7 @@ from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from blazar import status
 from blazarclient import exception as client_exc
+from keystoneauth1 import exceptions as ks_exc
 import oslo_messaging as messaging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -451,6 +452,24 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual(([False], None),
                          ([h['joined'] for h in row['hosts']],
                           row['aggregate_id']))
+        self.assertEqual([], self.pcloud.hosts)
+        self.assertEqual({}, self.pcloud_hosts())
+
+    def test_an_active_lease_is_deleted_while_nova_is_unreachable(self):
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        self.nova.fail('aggregates.list', ks_exc.ConnectFailure(
+            'Unable to establish connection to http://nova'))
+        self.delete_lease(lease['id'])
+        self.assertIsNone(blazar_db.lease_get(lease['id']))
+        self.assertIsNone(self.claims(rid))
+        row = self.row(lease)
+        self.assertEqual(host_db.ENDED, row['state'])
+        self.assertEqual([True], [h['joined'] for h in row['hosts']])
+        # Nova back, the next sweep takes the host out.
+        del self.nova.failures['aggregates.list']
+        self.host_plugin.sweep()
         self.assertEqual([], self.pcloud.hosts)
         self.assertEqual({}, self.pcloud_hosts())
 

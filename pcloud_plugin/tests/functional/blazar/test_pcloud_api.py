@@ -478,7 +478,7 @@ class StateTest(api_base.PcloudAPITestCase):
         self.assertNotIn('cn', error['error_message'])
         self.assertEqual('NovaError', error['error_name'])
 
-    def test_an_unreachable_nova_is_a_502_with_nothing_half_written(self):
+    def test_an_unreachable_nova_is_a_503_with_nothing_half_written(self):
         self.make_pool()
         pcloud = self.make_pcloud()
         self.nova.fail_next('add_host', ks_exc.ConnectFailure(
@@ -486,8 +486,10 @@ class StateTest(api_base.PcloudAPITestCase):
         error = self.call('alice-member', 'POST',
                           '/pclouds/%s/hosts' % pcloud,
                           {'name': 'h1', 'flavor_id': 'big'},
-                          expect=502).json()
-        self.assertEqual('NovaError', error['error_name'])
+                          expect=503).json()
+        self.assertEqual('NovaUnreachable', error['error_name'])
+        self.assertEqual('Nova cannot be reached; try again later.',
+                         error['error_message'])
         self.assertEqual([], self.call(
             'alice-member', 'GET', '/pclouds/%s/hosts' % pcloud,
             expect=200).json()['hosts'])
