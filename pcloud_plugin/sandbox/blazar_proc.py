@@ -81,8 +81,8 @@ def _write_conf(spec, run_dir):
             'os_region_name': common.REGION,
         },
         'manager': {'plugins': plugins()},
-        'database': {'connection': common.patient(
-            spec['databases']['blazar'])},
+        'database': dict(common.NO_FSYNC, connection=common.patient(
+            spec['databases']['blazar'])),
         'keystone_authtoken': common.authtoken_conf(spec, 'blazar'),
         'oslo_messaging_notifications': {'driver': 'noop'},
         # Short: a compute disabled or down is healed within seconds.
@@ -98,8 +98,8 @@ def _write_conf(spec, run_dir):
                            endpoint_service_type='reservation',
                            endpoint_region_name=common.REGION),
         # Our plugins': the ledger, and admin access to Nova and Placement.
-        'pcloud_database': {'connection': common.patient(
-            spec['databases']['ledger'])},
+        'pcloud_database': dict(common.NO_FSYNC, connection=common.patient(
+            spec['databases']['ledger'])),
         'pcloud_nova': _service_auth(spec),
         # The demo shows a BEST-EFFORT lease moving others' servers away;
         # waiting leases and the reconciler run often.

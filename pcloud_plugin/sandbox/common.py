@@ -100,6 +100,14 @@ def sqlite_writes_in_turn(target=None):
                     'before_cursor_execute', _immediate, retval=True)
 
 
+# Every database section of the services' configs: on SQLite, no fsync
+# at each commit. A killed process loses nothing by it (its writes are
+# the kernel's); only the machine's own crash would, and a sandbox need
+# not survive that. Commits are what the sandbox's services do most,
+# and an fsync costs far more on some CI disks than here.
+NO_FSYNC = {'sqlite_synchronous': False}
+
+
 def patient(url):
     """The URL a service is given: on SQLite, a writer waits up to a
 

@@ -57,8 +57,8 @@ def _write_conf(run_dir):
         # Services log in at once at start, and each login writes the
         # user's last_active_at: wait for SQLite's write lock longer than
         # its default 5 s on a loaded machine instead of answering 500.
-        'database': {'connection': 'sqlite:///%s?timeout=60' % os.path.join(
-            run_dir, 'keystone.db')},
+        'database': dict(common.NO_FSYNC, connection=common.patient(
+            'sqlite:///%s' % os.path.join(run_dir, 'keystone.db'))),
         'fernet_tokens': {
             'key_repository': os.path.join(run_dir, 'fernet-keys')},
         'fernet_receipts': {

@@ -117,8 +117,8 @@ def _write_confs(spec, run_dir):
             'use_stderr': True,
         },
         'api': {'auth_strategy': 'keystone'},
-        'api_database': {'connection': dbs['nova_api']},
-        'database': {'connection': dbs['nova_cell1']},
+        'api_database': dict(common.NO_FSYNC, connection=dbs['nova_api']),
+        'database': dict(common.NO_FSYNC, connection=dbs['nova_cell1']),
         'keystone_authtoken': common.authtoken_conf(spec, 'nova'),
         'placement': _service_auth(spec, 'nova'),
         'filter_scheduler': {'available_filters': available,
@@ -131,8 +131,9 @@ def _write_confs(spec, run_dir):
         os.path.join(run_dir, 'placement.conf'), {
             'DEFAULT': {'use_stderr': True},
             'api': {'auth_strategy': 'keystone'},
-            'placement_database': {'connection': dbs['placement'],
-                                   'sync_on_startup': True},
+            'placement_database': dict(common.NO_FSYNC,
+                                       connection=dbs['placement'],
+                                       sync_on_startup=True),
             'keystone_authtoken': common.authtoken_conf(spec, 'placement'),
         })
     return nova_conf, placement_conf
