@@ -23,6 +23,7 @@ from blazar.manager import exceptions as mgr_exc
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import reconcile
@@ -208,7 +209,8 @@ class Lifecycle(object):
                 # BEST-EFFORT: other hosts may come free before its end.
                 return self._wait_for_hosts(rid, previous or host_db.INACTIVE)
         try:
-            self._join(row)
+            errors.patiently('Starting host reservation %s' % rid,
+                             self._join, row)
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             self._leave(host_db.get(ctx, rid))

@@ -25,6 +25,7 @@ from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.blazar import resources
@@ -268,7 +269,8 @@ class Lifecycle(object):
         reconcile.record_event(ctx, reconcile.LEASE_START, rid,
                                row['lease_id'], self.resource_type)
         try:
-            self._make_objects(row)
+            errors.patiently('Starting reservation %s' % rid,
+                             self._make_objects, row)
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             try:

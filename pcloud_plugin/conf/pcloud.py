@@ -99,6 +99,12 @@ pcloud_opts = [
                     'undone, a deletion finished, an update back to the '
                     'state its events say. Longer than any of these '
                     'takes on a live manager.'),
+    cfg.IntOpt('unreachable_patience',
+               default=60, min=0,
+               help='Seconds a lease start waits, trying again, for Nova '
+                    'or Placement that cannot be reached (restarting, '
+                    'say) before it fails the lease. Blazar runs events '
+                    'one at a time: the next ones wait as long.'),
     cfg.IntOpt('placement_mirror_interval',
                default=60, min=0,
                help='Seconds between two passes of blazar-manager\'s '

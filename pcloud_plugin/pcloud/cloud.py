@@ -32,14 +32,25 @@ from pcloud_plugin.pcloud import aggregates as codec
 NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
 
 
+def unreachable(error):
+    """Whether ``error`` says a service is down or restarting (no
+
+    connection, or its 503), not that it refused or failed the call.
+    """
+    return (isinstance(error, (ks_exc.ConnectionError,
+                               exception.NovaUnreachable,
+                               exception.PlacementUnreachable))
+            or getattr(error, 'code', None) == 503
+            or getattr(error, 'http_status', None) == 503)
+
+
 def nova_failure(action, error):
     """Our error for one of NOVA_FAILURES met trying to ``action``: Nova
 
-    down or restarting (no connection, or its 503) is to try again later;
-    anything else is Nova's refusal or failure.
+    down or restarting is to try again later; anything else is Nova's
+    refusal or failure.
     """
-    if (isinstance(error, ks_exc.ConnectionError)
-            or getattr(error, 'code', None) == 503):
+    if unreachable(error):
         return exception.NovaUnreachable(action=action, reason=error)
     return exception.NovaError(action=action, reason=error)
 

@@ -35,6 +35,7 @@ from blazar.utils import trusts
 from blazarclient import client as blazar_client
 from blazarclient import exception as client_exc
 import fixtures
+from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import fixture as ks_fixture
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
@@ -288,6 +289,22 @@ class BlazarTestCase(base.LedgerTestCase):
             'time': timeutils.utcnow() - datetime.timedelta(seconds=1)})
         self.manager._process_events()
         return blazar_db.event_get(event['id'])
+
+    def nova_down_for_a_while(self, call):
+        """Nova's ``call`` cannot connect until the first time a start
+
+        waits to try again; the waits (seconds) are returned, as filled.
+        """
+        self.nova.fail(call, ks_exc.ConnectFailure(
+            'Unable to establish connection to http://nova'))
+        waits = []
+
+        def nova_back(seconds):
+            waits.append(seconds)
+            self.nova.failures.pop(call, None)
+        self.useFixture(fixtures.MockPatch(
+            'pcloud_plugin.blazar.errors._sleep', side_effect=nova_back))
+        return waits
 
     def start(self, lease_id):
         event = self.run_event(lease_id, 'start_lease')

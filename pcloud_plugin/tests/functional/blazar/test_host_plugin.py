@@ -473,6 +473,25 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual([], self.pcloud.hosts)
         self.assertEqual({}, self.pcloud_hosts())
 
+    def test_a_start_waits_out_an_unreachable_nova(self):
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        waits = self.nova_down_for_a_while('aggregates.add_host')
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual([1], waits)
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(self.leased(lease), self.pcloud.hosts)
+
+    def test_a_start_nova_misses_too_long_is_undone(self):
+        self.conf.set_override('unreachable_patience', 0, group='pcloud')
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        self.nova.fail('aggregates.add_host', ks_exc.ConnectFailure(
+            'Unable to establish connection to http://nova'))
+        event = self.run_event(lease['id'], 'start_lease')
+        self.assertEqual(status.event.ERROR, event['status'])
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+        self.assertEqual([], self.pcloud.hosts)
+
     def test_a_nova_failure_at_start_is_undone(self):
         lease = self.create_lease(self.hosts_res(2), start=0, end=60)
         self.nova.fail('aggregates.add_host')

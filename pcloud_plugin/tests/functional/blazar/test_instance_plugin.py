@@ -365,6 +365,15 @@ class UpdateTests(base.BlazarTestCase):
 
 class FailureTests(base.BlazarTestCase):
 
+    def test_a_start_waits_out_an_unreachable_nova(self):
+        lease = self.create_lease(self.reservation(2, affinity=False))
+        rid = _reservation_of(lease)['id']
+        waits = self.nova_down_for_a_while('flavors.create')
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual([1], waits)
+        self.assertEqual([rid], list(self.nova.flavor_objs))
+
     def test_a_nova_failure_at_start_leaves_nothing_behind(self):
         lease = self.create_lease(self.reservation(2, affinity=False))
         rid = _reservation_of(lease)['id']
@@ -386,6 +395,20 @@ class FailureTests(base.BlazarTestCase):
         self.delete_lease(lease['id'])
         self.assertIsNone(self.claims(rid))
         self.assertEqual([], res_db.list_reservations(self.context))
+
+    def test_an_update_once_a_failed_start_has_ended_is_refused(self):
+        lease = self.create_lease(self.reservation(2, affinity=False),
+                                  start=0)
+        self.nova.fail('flavors.create')
+        self.assertEqual(status.event.ERROR, self.run_event(
+            lease['id'], 'start_lease')['status'])
+        self.run_event(lease['id'], 'end_lease')
+        rid = _reservation_of(lease)['id']
+        e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'],
+                              reservations=[{'id': rid, 'amount': 1}])
+        self.assertIn('has ended', str(e))
+        self.delete_lease(lease['id'])
 
     def test_sweep_releases_what_blazar_no_longer_holds(self):
         lease = self.create_lease(self.reservation(2))
