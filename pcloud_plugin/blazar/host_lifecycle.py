@@ -200,14 +200,11 @@ class Lifecycle(object):
         """
         rid = row['reservation_id']
         ctx = self._ctx()
-        waiting = self._vacate(row, previous or row['state'])
+        waiting, row = errors.patiently(
+            'Emptying the hosts of reservation %s' % rid, self._hosts_ready,
+            rid, previous or row['state'], previous or host_db.INACTIVE)
         if waiting:
             return waiting
-        if self._occupants(row) is None:
-            row = self._empty_hosts(row)
-            if row is None:
-                # BEST-EFFORT: other hosts may come free before its end.
-                return self._wait_for_hosts(rid, previous or host_db.INACTIVE)
         try:
             errors.patiently('Starting host reservation %s' % rid,
                              self._join, row)
@@ -223,6 +220,24 @@ class Lifecycle(object):
         self._notify(rid, previous or row['state'],
                      held_from=self._held_since(row))
         return host_db.ACTIVE
+
+    def _hosts_ready(self, rid, state, waits_from):
+        """(None, the record) once the reservation's hosts run no other
+
+        project's instance; (the state it waits in, None) while they are
+        being emptied or other hosts awaited.
+        """
+        # Read again at each try: one cut short may have moved them.
+        row = host_db.get(self._ctx(), rid)
+        waiting = self._vacate(row, state)
+        if waiting:
+            return waiting, None
+        if self._occupants(row) is None:
+            row = self._empty_hosts(row)
+            if row is None:
+                # BEST-EFFORT: other hosts may come free before its end.
+                return self._wait_for_hosts(rid, waits_from), None
+        return None, row
 
     def _row(self, resource_id):
         try:

@@ -482,6 +482,15 @@ class ScheduleTests(HostLeaseTestCase):
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
         self.assertEqual(self.leased(lease), self.pcloud.hosts)
 
+    def test_a_start_waits_out_nova_unreachable_before_its_hosts_join(self):
+        # Its hosts are looked at (are they empty?) before they join.
+        lease = self.create_lease(self.hosts_res(1), start=0, end=60)
+        waits = self.nova_down_for_a_while('aggregates.list')
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual([1], waits)
+        self.assertEqual(self.leased(lease), self.pcloud.hosts)
+
     def test_a_start_nova_misses_too_long_is_undone(self):
         self.conf.set_override('unreachable_patience', 0, group='pcloud')
         lease = self.create_lease(self.hosts_res(1), start=0, end=60)
