@@ -158,6 +158,18 @@ class _Databases:
                         for key in DATABASES))
 
 
+def kill(proc):
+    """kill -9 of a service's whole session (keystone-manage's children
+
+    included), and wait for it.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
 class Sandbox:
     """The local cloud. ``start()``, then ``env()`` for the clients, then
 
@@ -360,13 +372,15 @@ class Sandbox:
     def start(self):
         self._t0 = time.monotonic()
         os.makedirs(self.path('logs'), exist_ok=True)
-        for name in SERVICES:
-            if os.path.exists(self.log(name)):
-                os.remove(self.log(name))
         self._recover()
         self._check()
         self.resumed = not self.fresh and self._has_cloud()
         if not self.resumed:
+            # A cloud carried on keeps its logs: what a crash left in
+            # them is what the operator looks at.
+            for name in SERVICES:
+                if os.path.exists(self.log(name)):
+                    os.remove(self.log(name))
             self._forget_cloud()
             self.databases.create()
             for url in self.databases.urls.values():
@@ -455,11 +469,7 @@ class Sandbox:
             json.dump(self.spec, f, indent=2)
         proc = self.procs.pop(name, None)
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
+            kill(proc)
         ready = selectors.DefaultSelector()
         try:
             self._spawn(name, ready)
@@ -537,12 +547,7 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 self.out.write('%s did not stop within %ds: killing it.\n'
                                % (name, timeout))
-            # Its whole session: keystone-manage children included.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
+            kill(proc)
         self.procs = {}
         try:
             os.remove(self.path(PIDS_FILE))
