@@ -30,6 +30,8 @@ import time
 import uuid
 
 import fixtures
+from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 import psutil
 import sqlalchemy as sa
 
@@ -132,6 +134,66 @@ class SharedCloud(base.TestCase):
             thread.join()
         # identity /projects is a 403 for a member: an answer all the same.
         self.assertEqual({2: 48 * 3, 4: 48}, dict(answers))
+
+    def test_keystone_answers_each_request_with_its_own_token(self):
+        """Trusts made while a trust-scoped token is in use all succeed.
+
+        Keystone's auth middleware keeps the token it validated on itself,
+        one object for every request; served from threads, a tenant's
+        trust creation could take a trust-scoped token of another request
+        as its own, and was refused 403 as a redelegation (Blazar then
+        answered the lease creation 500).
+        """
+        sandbox = self.cloud.sandbox
+        demo_session = fixture.session(sandbox, common.DEMO_USER)
+        admin_env = sandbox.env('admin')
+        admin_id = fixture.session(sandbox, 'admin').get_user_id()
+
+        def make_trust():
+            response = demo_session.post('/OS-TRUST/trusts', json={'trust': {
+                'trustor_user_id': demo_session.get_user_id(),
+                'trustee_user_id': admin_id,
+                'project_id': demo_session.get_project_id(),
+                'impersonation': True,
+                'roles': [{'name': 'member'}]}}, endpoint_filter={
+                    'service_type': 'identity'}, raise_exc=False)
+            if response.status_code == 201:
+                trust_id = response.json()['trust']['id']
+                self.addCleanup(demo_session.delete,
+                                '/OS-TRUST/trusts/%s' % trust_id,
+                                endpoint_filter={'service_type': 'identity'},
+                                raise_exc=False)
+                return trust_id
+            return response.status_code
+        trust_scoped = ks_session.Session(auth=v3.Password(
+            auth_url=admin_env['OS_AUTH_URL'],
+            username=admin_env['OS_USERNAME'],
+            password=admin_env['OS_PASSWORD'], user_domain_id='default',
+            trust_id=make_trust()))
+        made = collections.Counter()
+        done = threading.Event()
+
+        def use_trust():
+            while not done.is_set():
+                trust_scoped.get('/auth/catalog', endpoint_filter={
+                    'service_type': 'identity'}, raise_exc=False)
+
+        def tenant():
+            for _ in range(25):
+                trust = make_trust()  # its id, or the status refusing it
+                made['made' if isinstance(trust, str) else trust] += 1
+        users = [threading.Thread(target=use_trust) for _ in range(8)]
+        tenants = [threading.Thread(target=tenant) for _ in range(8)]
+        for thread in users + tenants:
+            thread.start()
+        for thread in tenants:
+            thread.join()
+        done.set()
+        for thread in users:
+            thread.join()
+        # Before Keystone answered one request at a time: 2 of 320 were
+        # 403.
+        self.assertEqual({'made': 200}, dict(made))
 
     def test_blazar_loads_our_plugins_from_entry_points(self):
         with open(self.cloud.sandbox.path('blazar', 'blazar.conf')) as f:
