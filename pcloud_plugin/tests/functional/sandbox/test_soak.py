@@ -104,6 +104,13 @@ def _crash(sandbox):
     assert sandbox.resumed, 'the sandbox did not carry on with its cloud'
 
 
+def _errors_logged(sandbox):
+    """The last errors Blazar logged, to read beside a failure."""
+    with open(sandbox.log('blazar'), errors='replace') as f:
+        return ''.join([line[:400] for line in f
+                        if ' ERROR ' in line][-60:])
+
+
 def _placement_over_capacity(placement):
     """(provider, class, used, capacity) where Placement's usages exceed
 
@@ -146,8 +153,9 @@ class _Run(object):
         self.errors = []  # responses >= 500: (request, code, text)
         self.violations = []
         self.down = 0  # requests that found Blazar down (being killed)
-        self.samples = 0  # the sampler's complete looks
-        self.skipped = []  # and why the others were not
+        # The sampler's looks, by what it looked for; why others failed.
+        self.samples = collections.Counter()
+        self.skipped = collections.defaultdict(list)
         self.stop = threading.Event()
 
     def answered(self, what, code, text):
@@ -207,15 +215,17 @@ class Soak(base.TestCase):
             self.assertFalse(thread.is_alive(), thread)
         ran = time.monotonic() - began
         print('soak on %s: %d clients, %.0fs, %d kills: %s; %d requests '
-              'found Blazar down; %d samples, %d skipped' % (
+              'found Blazar down; samples %s, skipped %s' % (
                   sandbox.databases.urls['blazar'].split(':')[0], CLIENTS,
                   ran, kills, dict(sorted(run.codes.items())), run.down,
-                  run.samples, len(run.skipped)))
-        self.assertEqual([], run.errors)
+                  dict(run.samples),
+                  {k: len(v) for k, v in run.skipped.items()}))
+        self.assertEqual([], run.errors, _errors_logged(sandbox))
         self.assertEqual([], run.violations)
-        # The sampler looked at the cloud most of the time, not only
-        # while it was down.
-        self.assertGreater(run.samples, len(run.skipped), run.skipped)
+        # The sampler saw each thing several times, not only while down.
+        for what, looked in run.samples.items():
+            self.assertGreaterEqual(looked, 5, (what, run.skipped[what]))
+        self.assertEqual(4, len(run.samples), dict(run.skipped))
         self._settle(sandbox, run)
         self.assertEqual([], run.violations)
         for tenant in tenants:
@@ -343,34 +353,36 @@ class Soak(base.TestCase):
     # --- the invariants ------------------------------------------------------
 
     def _sampler(self, run, sandbox, nova, placement):
+        looks = (('leases in ERROR', lambda: {
+                    i: s for i, s in self._leases(sandbox).items()
+                    if s == 'ERROR'}),
+                 ('hosts in two pclouds', lambda: self._held_twice(nova)),
+                 ('ledger over capacity',
+                  lambda: self._over_capacity(sandbox)),
+                 ('Placement over capacity',
+                  lambda: _placement_over_capacity(placement)))
         while not run.stop.wait(3):
-            try:
-                self._sample(run, sandbox, nova, placement)
-                run.samples += 1
-            except Exception as e:
-                # A service down, or SQLite busy: the next sample looks
-                # again.
-                run.skipped.append(repr(e)[:200])
+            # Each on its own: one service down leaves the others to see.
+            for what, look in looks:
+                try:
+                    found = look()
+                except Exception as e:
+                    # Down or restarting, or SQLite busy: the next
+                    # sample looks again.
+                    run.skipped[what].append(repr(e)[:200])
+                    continue
+                run.samples[what] += 1
+                if found:
+                    run.violations.append((what, found))
 
-    def _sample(self, run, sandbox, nova, placement):
-        errors = {i: s for i, s in self._leases(sandbox).items()
-                  if s == 'ERROR'}
-        if errors:
-            run.violations.append(('leases in ERROR', errors))
+    @staticmethod
+    def _held_twice(nova):
         holders = collections.defaultdict(set)
         for aggregate in nova.aggregates.list():
             if codec.is_pcloud(aggregate.metadata):
                 for host in aggregate.hosts:
                     holders[host].add(aggregate.metadata[codec.ID])
-        twice = {h: p for h, p in holders.items() if len(p) > 1}
-        if twice:
-            run.violations.append(('hosts in two pclouds', twice))
-        over = self._over_capacity(sandbox)
-        if over:
-            run.violations.append(('ledger over capacity', over))
-        over = _placement_over_capacity(placement)
-        if over:
-            run.violations.append(('Placement over capacity', over))
+        return {h: p for h, p in holders.items() if len(p) > 1}
 
     def _leases(self, sandbox):
         engine = sa.create_engine(sandbox.databases.urls['blazar'])
