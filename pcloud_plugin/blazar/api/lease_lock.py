@@ -27,11 +27,14 @@ check of the lease's events when the update ends finds the event under
 way). So, the lock held, a change of a lease that is starting or ending,
 or an update of one whose next event comes due within
 ``[pcloud] lease_event_margin`` seconds, is answered 409 with a
-Retry-After header: the event runs first, undisturbed.
+Retry-After header: the event runs first, undisturbed. A change that
+passed this check just as an event began is refused by Blazar's own
+check, before it changes anything, with a 500 "Invalid lease status.":
+that answer becomes the same 409.
 """
 
 import datetime
-
+import json
 import re
 
 from blazar.db import api as blazar_db
@@ -49,6 +52,8 @@ _LEASE = re.compile(r'/leases/([^/]+)/?$')
 _HELD = 'pcloud_lease_lock'
 # Seconds to retry after: Blazar's manager looks for due events every 10.
 _RETRY = 10
+# Blazar's message when its check of the lease's status refuses a change.
+_BLAZAR_STATUS_REFUSAL = 'Invalid lease status.'
 
 
 def before():
@@ -97,6 +102,31 @@ def busy(lease_id, update):
                         lease_id, what, event['time'].isoformat(), wait),
                     wait)
     return None
+
+
+def met_an_event(response):
+    """For a PUT or DELETE of a lease that Blazar answered 500 "Invalid
+
+    lease status.": one of the lease's events began between our check
+    and Blazar's, which refused the change before making it. Why the
+    change must wait, and for how many seconds; None for any other
+    response.
+    """
+    request = flask.request
+    match = _LEASE.search(request.path)
+    if (request.method not in ('PUT', 'DELETE') or match is None
+            or response.status_code != 500):
+        return None
+    try:
+        refusal = json.loads(response.get_data()).get('error_message')
+    except (ValueError, AttributeError):
+        return None
+    if refusal != _BLAZAR_STATUS_REFUSAL:
+        return None
+    lease_id = match.group(1)
+    return busy(lease_id, request.method == 'PUT') or (
+        'Lease %s was starting or ending; try again in a few seconds.'
+        % lease_id, _RETRY)
 
 
 def teardown(_exc=None):

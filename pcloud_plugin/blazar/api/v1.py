@@ -94,6 +94,7 @@ def _guard_leases(bp):
     bp.before_app_request(_check_lease_body)
     bp.before_app_request(_guard_hosts)
     bp.before_app_request(_lock_lease)
+    bp.after_app_request(_event_met)
     bp.teardown_app_request(lease_lock.teardown)
 
 
@@ -105,8 +106,20 @@ def _lock_lease():
     wait = lease_lock.before()
     if wait is None:
         return None
-    message, seconds = wait
     blazar_utils.set_api_version_request()
+    return _busy(*wait)
+
+
+def _event_met(response):
+    """After Blazar's PUT and DELETE of a lease: its 500 for a change
+
+    that met an event of the lease as it began is a 409 (lease_lock).
+    """
+    wait = lease_lock.met_an_event(response)
+    return response if wait is None else _busy(*wait)
+
+
+def _busy(message, seconds):
     response = _error(409, message, 'LeaseBusy')
     response.headers['Retry-After'] = str(seconds)
     return response

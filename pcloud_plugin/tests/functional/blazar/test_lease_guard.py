@@ -24,8 +24,10 @@ import datetime
 
 from blazar.db import api as blazar_db
 from blazar import status
+import fixtures
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import locks
 from pcloud_plugin.tests.functional.blazar import base
@@ -183,6 +185,27 @@ class EventTests(LeaseGuardTestCase):
             response = self.call(method, '/leases/%s' % lease['id'], body)
             self.assert_refused(response, 409, 'STARTING')
         self.assertEqual(status.lease.STARTING,
+                         blazar_db.lease_get(lease['id'])['status'])
+
+    def test_a_delete_that_meets_the_start_as_it_begins_is_409(self):
+        lease = self.post_lease(self.reservation(1), start=0)
+        check = lease_lock.busy
+
+        def then_the_start_begins(lease_id, update):
+            # Our check passes; the manager takes the event right after.
+            answer = check(lease_id, update)
+            start = blazar_db.event_get_first_sorted_by_filters(
+                'lease_id', 'asc', {'lease_id': lease_id,
+                                    'event_type': 'start_lease'})
+            blazar_db.event_update(start['id'],
+                                   {'status': status.event.IN_PROGRESS})
+            return answer
+        self.useFixture(fixtures.MockPatchObject(
+            lease_lock, 'busy', then_the_start_begins))
+        response = self.call('DELETE', '/leases/%s' % lease['id'])
+        self.assert_refused(response, 409, 'start')
+        self.assertGreaterEqual(int(response.headers['Retry-After']), 1)
+        self.assertEqual(status.lease.PENDING,
                          blazar_db.lease_get(lease['id'])['status'])
 
     def test_an_early_end_of_an_active_instance_reservation_ends_it(self):
