@@ -463,6 +463,9 @@ def _our_plugin(host_uuids, fresh=True):
     # (its ledger read and arithmetic), not Placement's HTTP.
     placement = mock.Mock(spec=resources.PlacementSlots)
     placement.allocations_of.return_value = (None, {})
+    # No reservation's hold on any provider yet (read since promises
+    # follow what Placement holds, not the reservations' states).
+    placement.consumers_on.return_value = frozenset()
     placement.write_allocations.return_value = True
     plugin._placement = placement
     if fresh:
