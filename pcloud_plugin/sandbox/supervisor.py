@@ -158,16 +158,18 @@ class _Databases:
                         for key in DATABASES))
 
 
-def kill(proc):
-    """kill -9 of a service's whole session (keystone-manage's children
+def kill(*procs):
+    """kill -9 of services' whole sessions (keystone-manage's children
 
-    included), and wait for it.
+    included), all at the same instant, then wait for them.
     """
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.wait()
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for proc in procs:
+        proc.wait()
 
 
 class Sandbox:
