@@ -108,6 +108,20 @@ def update_refusals():
         raise mgr_exc.CantUpdateParameter(UNREACHABLE) from e
 
 
+def record_to_update(get, ctx, reservation_id, not_found):
+    """Our record of a reservation being updated (``get(ctx, id)``); none
+
+    (its start failed and its end ran since: nothing is held) refuses
+    the update with 409, the lease left as it was.
+    """
+    try:
+        return get(ctx, reservation_id)
+    except not_found:
+        raise mgr_exc.CantUpdateParameter(
+            'Reservation %s has ended and cannot be updated.'
+            % reservation_id)
+
+
 @contextlib.contextmanager
 def unreachable_refused():
     """Around an admission: an unreachable Nova or Placement is a 503."""

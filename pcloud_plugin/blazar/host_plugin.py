@@ -478,13 +478,9 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
-        try:
-            project_id = host_db.get(self._ctx(),
-                                     reservation_id)['project_id']
-        except host_db.HostReservationNotFound:
-            raise mgr_exc.CantUpdateParameter(
-                'Reservation %s has ended and cannot be updated.'
-                % reservation_id)
+        project_id = errors.record_to_update(
+            host_db.get, self._ctx(), reservation_id,
+            host_db.HostReservationNotFound)['project_id']
         with errors.update_refusals(), quota.serialized(
                 project_id, (quota.HOST_UNITS,)):
             faults.step(ADMISSION, 'update')

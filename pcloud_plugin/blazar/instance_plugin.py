@@ -421,14 +421,9 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
-        try:
-            project_id = res_db.get(self._ctx(),
-                                    reservation_id)['project_id']
-        except res_db.ReservationNotFound:
-            # Its start failed and its end ran since: nothing is held.
-            raise mgr_exc.CantUpdateParameter(
-                'Reservation %s has ended and cannot be updated.'
-                % reservation_id)
+        project_id = errors.record_to_update(
+            res_db.get, self._ctx(), reservation_id,
+            res_db.ReservationNotFound)['project_id']
         with errors.update_refusals(), quota.serialized(
                 project_id, quota.INSTANCE_RESOURCES):
             return self._update(reservation_id, values)
