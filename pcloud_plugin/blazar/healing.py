@@ -52,23 +52,20 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin.blazar import promises
+from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
-from pcloud_plugin import exception
+from pcloud_plugin.reservations import admission
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 MISSING = 'missing_resources'
 CHANGED = 'resources_changed'
-# What a claim raises when capacity it was checked on moved meanwhile.
-_LOST_RACE = (exception.CapacityExceeded, exception.ConcurrentUpdateDetected,
-              exception.UnitRuleViolation, exception.InventoryNotFound,
-              exception.ResourceProviderNotFound, exception.HostBusy)
 
 
 class JoinFailed(Exception):
@@ -302,19 +299,17 @@ def _move_slots(plugin, row, movable, avoid):
     there (avoiding ``avoid``); the others stay. For a started one, its
     Placement inventory and aggregate follow, from now on.
     """
-    # Not at the top: the plugin imports this module.
-    from pcloud_plugin.blazar import instance_plugin as ip
-
     ctx = plugin._ctx()
     rid = row['reservation_id']
     active = row['state'] == res_db.ACTIVE
     held = db_api.get_claims(ctx, rid)
-    params = {p: row[p] for p in ip.PARAMS}
+    params = {p: row[p] for p in slots_mod.PARAMS}
     moving = sum(s['slots'] for s in row['slots']
                  if s['host_uuid'] in movable)
     staying = [s for s in row['slots'] if s['host_uuid'] not in movable]
     kept = kept_amounts(held['amounts'], db_snapshots.load_forest(ctx),
-                        movable, row['slots'], moving, ip._per_slot(params))
+                        movable, row['slots'], moving,
+                        slots_mod.per_slot(params))
     start = max(held['start'], _now()) if active else held['start']
     end = row['end_time']
     hosts = {s['host_uuid'] for s in staying}
@@ -326,21 +321,19 @@ def _move_slots(plugin, row, movable, avoid):
     else:
         where['preferred'] = sorted(hosts)
     request = plugin._slot_request(params, amount=moving)
-    last = None
-    for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+    races = admission.Races(CONF.pcloud_instance.admission_retries + 1, rid)
+    for race in races:
         plan = plugin._place(request, start, end,
                              discounted=held['amounts'], consumer=rid,
                              held=kept, **where)
-        try:
-            db_api.change_claim(ctx, rid, amounts=ip._merge(kept,
-                                                            plan.amounts),
-                                start=start, end=end)
+        with race:
+            db_api.change_claim(
+                ctx, rid, amounts=slots_mod.merged_amounts(kept, plan.amounts),
+                start=start, end=end)
             break
-        except _LOST_RACE as e:
-            last = e
     else:
-        raise plugin._refused(request, start, end, last)
-    slots = ip._grown_slots(staying, plan)
+        raise plugin._refused(request, start, end, races.last)
+    slots = slots_mod.grown(staying, plan)
 
     def undo():
         db_api.change_claim(ctx, rid, amounts=held['amounts'],
@@ -500,8 +493,8 @@ def _replace_hosts(plugin, row, movable, failures):
     end = row['end_time']
     leaving = {h['host_uuid'] for h in movable}
     taken = {h['host_uuid'] for h in row['hosts']}
-    last = None
-    for _attempt in range(CONF.pcloud_host.admission_retries + 1):
+    races = admission.Races(CONF.pcloud_host.admission_retries + 1, rid)
+    for race in races:
         eligible = [h for h in asked.eligible_hosts(
             db_snapshots.load_forest(ctx), plugin.pools(), params,
             host_db.joined_service_hosts(ctx))
@@ -528,16 +521,14 @@ def _replace_hosts(plugin, row, movable, failures):
             new.append(dict(host, name=old['name'], joined=False))
         hosts = [h for h in row['hosts']
                  if h['host_uuid'] not in leaving] + new
-        try:
+        with race:
             host_db.claim_hosts(ctx, rid, [h['host_uuid'] for h in hosts],
                                 start, end, replace=True)
             break
-        except _LOST_RACE as e:
-            last = e
     else:
         raise errors.CapacityRefused(
             'Cannot place again reservation %s: concurrent leases kept '
-            'taking the hosts picked (%s).' % (rid, last))
+            'taking the hosts picked (%s).' % (rid, races.last))
     if not active:
         host_db.update(ctx, rid, hosts=hosts)
         return

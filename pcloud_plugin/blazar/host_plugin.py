@@ -95,6 +95,7 @@ from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
+from pcloud_plugin.reservations import admission
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -106,7 +107,6 @@ ADMISSION = 'admission'
 
 PUBLISHER = usage.HOST_PUBLISHER
 EVENT_PREFIX = usage.HOST_EVENT_PREFIX
-_LOST_RACE = (exception.HostBusy, exception.ConcurrentUpdateDetected)
 
 # The event bodies and their notifier are notifications.usage's.
 event_type = usage.host_event_type
@@ -281,8 +281,10 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         named. A claim that lost the hosts to a concurrent lease picks
         again from a fresh read. Raises NotEnoughHostsAvailable.
         """
-        last, fresh = None, None
-        for _attempt in range(CONF.pcloud_host.admission_retries + 2):
+        fresh = None
+        races = admission.Races(CONF.pcloud_host.admission_retries + 2,
+                                reservation_id)
+        for race in races:
             hosts, why = self._pick(params, start, end,
                                     exclude=reservation_id,
                                     occupants=occupants)
@@ -295,19 +297,15 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                     self._ctx(), [h['host_uuid'] for h in hosts])
                 if not fresh:
                     continue
-            try:
+            with race:
                 host_db.claim_hosts(self._ctx(), reservation_id,
                                     [h['host_uuid'] for h in hosts],
                                     start, end, replace=replace)
-            except _LOST_RACE as e:
-                LOG.debug('Claim of %s lost a race: %s', reservation_id, e)
-                last = e
-                continue
-            for n, host in enumerate(hosts, 1):
-                host['name'] = 'lease-%s-%d' % (reservation_id[:8], n)
-            return hosts
+                for n, host in enumerate(hosts, 1):
+                    host['name'] = 'lease-%s-%d' % (reservation_id[:8], n)
+                return hosts
         LOG.info('Reservation %s lost every race; last: %s',
-                 reservation_id, last)
+                 reservation_id, races.last)
         raise errors.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the hosts picked.' % (asked.describe(params), start, end))
@@ -525,7 +523,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                         ctx, reservation_id,
                         [h['host_uuid'] for h in row['hosts']],
                         row['start_time'], until, replace=True)
-                except _LOST_RACE as e:
+                except admission.LOST_RACE as e:
                     LOG.info('Reservation %s cannot end at %s: %s',
                              reservation_id, until, e)
                     # Not e's message: it names a real host (seeds/000).

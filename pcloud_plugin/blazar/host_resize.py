@@ -65,6 +65,7 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import admission
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -73,7 +74,6 @@ CONF = conf.CONF
 GROW = 'host-lease-grow'
 SHRINK = 'host-lease-shrink'
 OPERATIONS = (GROW, SHRINK)
-_LOST_RACE = (exception.HostBusy, exception.ConcurrentUpdateDetected)
 
 
 def _now():
@@ -212,8 +212,9 @@ def _grow(plugin, row, amount, now):
     plugin._check_quota(row['project_id'],
                         dict(asked.params_of(row), amount=amount), now,
                         row['end_time'], exclude=rid)
-    fresh, last = None, None
-    for _attempt in range(CONF.pcloud_host.admission_retries + 2):
+    fresh = None
+    races = admission.Races(CONF.pcloud_host.admission_retries + 2, rid)
+    for race in races:
         added = _pick_more(plugin, row, extra, now)
         if fresh is None:
             # As admission: what Placement changed on them is read first.
@@ -224,21 +225,18 @@ def _grow(plugin, row, amount, now):
             host.update(name=name, joined=False)
         details = _details(plugin, row, amount, now, added=added)
         intent = intents.begin(ctx, GROW, rid, details)
-        try:
-            faults.step(GROW, 'claim')
-            _claim(plugin, rid, row['hosts'] + added, now, row['end_time'])
-        except _LOST_RACE as e:
-            intents.finish(ctx, intent)
-            LOG.debug('Growing reservation %s lost a race: %s', rid, e)
-            last = e
-            continue
-        except Exception:
-            intents.finish(ctx, intent)  # nothing was claimed
-            raise
-        break
+        with race:
+            try:
+                faults.step(GROW, 'claim')
+                _claim(plugin, rid, row['hosts'] + added, now,
+                       row['end_time'])
+            except Exception:
+                intents.finish(ctx, intent)  # nothing was claimed
+                raise
+            break
     else:
         LOG.info('Growing reservation %s lost every race; last: %s', rid,
-                 last)
+                 races.last)
         raise errors.CapacityRefused(
             'Cannot grow reservation %s: concurrent leases kept taking the '
             'hosts picked.' % rid)

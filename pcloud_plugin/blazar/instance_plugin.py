@@ -66,13 +66,13 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
+from pcloud_plugin.reservations import admission
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 RESOURCE_TYPE = 'virtual:instance'
-PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
-          'resource_properties')
+PARAMS = slots_mod.PARAMS
 _NONE = ('none', 'null', '')
 
 
@@ -123,30 +123,6 @@ def _is_admin():
     except RuntimeError:  # no request: an event of the manager's own
         return False
     return bool(ctx.is_admin or 'admin' in (ctx.roles or ()))
-
-
-def _per_slot(params):
-    return {'VCPU': params['vcpus'], 'MEMORY_MB': params['memory_mb'],
-            'DISK_GB': params['disk_gb']}
-
-
-def _merge(*amounts):
-    merged = collections.defaultdict(collections.Counter)
-    for each in amounts:
-        for rp, res in each.items():
-            merged[rp].update(res)
-    return {rp: dict(res) for rp, res in merged.items()}
-
-
-def _grown_slots(slots, plan):
-    """Slot rows with the plan's added; placed counts are kept."""
-    grown = {s['host_uuid']: dict(s) for s in slots}
-    for host, n in plan.hosts.items():
-        slot = grown.setdefault(host, {'host_uuid': host, 'slots': 0,
-                                       'host_name': plan.names[host],
-                                       'placed': 0})
-        slot['slots'] += n
-    return [grown[h] for h in sorted(grown)]
 
 
 def _expand(hosts):
@@ -214,7 +190,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             params['resource_properties'])
         aggregates, hosts = self.nova().pcloud_exclusions()
         return slots_mod.SlotRequest(
-            _per_slot(params), amount or params['amount'],
+            slots_mod.per_slot(params), amount or params['amount'],
             affinity=params['affinity'], required=required,
             forbidden=forbidden, forbidden_aggregates=aggregates,
             excluded_hosts=hosts)
@@ -329,16 +305,22 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
         leases win the race for the capacity a plan was made on.
         """
-        last, avoid, fresh = None, set(), None
-        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+        avoid, fresh = set(), None
+        # Placement may refuse the hold after the ledger's claim: that
+        # plan too is made again, without the hosts it refused.
+        races = admission.Races(
+            CONF.pcloud_instance.admission_retries + 1, consumer,
+            lost_on=admission.LOST_RACE + (promises.NoRoomInPlacement,))
+        for race in races:
             try:
                 plan = first or self._place(request, start, end,
                                             avoid_hosts=avoid)
             except errors.CapacityRefused as e:
-                if isinstance(last, promises.NoRoomInPlacement):
+                if isinstance(races.last, promises.NoRoomInPlacement):
                     # The ledger's answer without the hosts Placement
                     # refused, and why Placement did.
-                    raise errors.CapacityRefused('%s %s' % (e, last.message))
+                    raise errors.CapacityRefused(
+                        '%s %s' % (e, races.last.message))
                 raise
             first = None
             if fresh is None:
@@ -348,29 +330,26 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 if not fresh:
                     plan = self._place(request, start, end,
                                        avoid_hosts=avoid)
-            try:
+            with race:
                 db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
-            except exception.PLAN_OUTDATED as e:
-                LOG.debug('Claim of %s lost a race: %s', consumer, e)
-                last = e
-                continue
-            try:
-                # Placement holds it from now on, unless instances that
-                # run outside reservations took it: then elsewhere.
-                self.promises().sync(plan.amounts)
+                try:
+                    # Placement holds it from now on, unless instances
+                    # that run outside reservations took it: then
+                    # elsewhere.
+                    self.promises().sync(plan.amounts)
+                except promises.NoRoomInPlacement as e:
+                    db_api.release(self._ctx(), consumer)
+                    LOG.info('Placement has no room for %s: %s', consumer,
+                             e.message)
+                    avoid.update(plan.roots[rp] for rp in e.kwargs['uuids']
+                                 if rp in plan.roots)
+                    raise
                 return plan
-            except promises.NoRoomInPlacement as e:
-                db_api.release(self._ctx(), consumer)
-                LOG.info('Placement has no room for %s: %s', consumer,
-                         e.message)
-                avoid.update(plan.roots[rp] for rp in e.kwargs['uuids']
-                             if rp in plan.roots)
-                last = e
-        if isinstance(last, promises.NoRoomInPlacement):
+        if isinstance(races.last, promises.NoRoomInPlacement):
             raise errors.CapacityRefused(
                 'Cannot reserve %s from %s to %s: %s'
-                % (request.describe(), start, end, last.message))
-        raise self._refused(request, start, end, last)
+                % (request.describe(), start, end, races.last.message))
+        raise self._refused(request, start, end, races.last)
 
     def reserve_resource(self, reservation_id, values):
         with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
@@ -492,24 +471,24 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             held['end'] is None or start < held['end'])
         request = self._slot_request(params)
         preferred = [s['host_uuid'] for s in row['slots']]
-        avoid, last = set(), None
-        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+        avoid = set()
+        races = admission.Races(
+            CONF.pcloud_instance.admission_retries + 1, rid)
+        for race in races:
             plan = self._place(
                 request, start, end,
                 discounted=held['amounts'] if overlaps else None,
                 consumer=rid, preferred=preferred, avoid_hosts=avoid)
-            try:
+            with race:
                 db_api.change_claim(ctx, rid, amounts=plan.amounts,
                                     start=start, end=end)
                 return plan.slots()
-            except exception.PLAN_OUTDATED as e:
-                last = e
-                # Taking our own claim out of the peaks was optimistic
-                # there: look elsewhere.
-                short = e.kwargs.get('provider')
-                if short in plan.roots:
-                    avoid.add(plan.roots[short])
-        raise self._refused(request, start, end, last)
+            # Taking our own claim out of the peaks was optimistic
+            # there: look elsewhere.
+            short = races.last.kwargs.get('provider')
+            if short in plan.roots:
+                avoid.add(plan.roots[short])
+        raise self._refused(request, start, end, races.last)
 
     def _update_active(self, row, params, changed, start, end):
         rid = row['reservation_id']
@@ -568,21 +547,21 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                  False: {'avoid_hosts': hosts},
                  None: {'preferred': sorted(hosts)}}[params['affinity']]
         request = self._slot_request(params, amount=extra)
-        last = None
-        for _attempt in range(CONF.pcloud_instance.admission_retries + 1):
+        races = admission.Races(
+            CONF.pcloud_instance.admission_retries + 1, rid)
+        for race in races:
             plan = self._place(
                 request, start, end, discounted=held['amounts'],
                 consumer=rid, held=held['amounts'], **where)
-            try:
+            with race:
                 db_api.change_claim(
-                    ctx, rid, amounts=_merge(held['amounts'], plan.amounts),
-                    start=start, end=end)
+                    ctx, rid, start=start, end=end,
+                    amounts=slots_mod.merged_amounts(held['amounts'],
+                                                     plan.amounts))
                 break
-            except exception.PLAN_OUTDATED as e:
-                last = e
         else:
-            raise self._refused(request, start, end, last)
-        grown = _grown_slots(row['slots'], plan)
+            raise self._refused(request, start, end, races.last)
+        grown = slots_mod.grown(row['slots'], plan)
         res_db.update(ctx, rid, slots=grown, end_time=end,
                       amount=params['amount'])
         try:

@@ -41,6 +41,9 @@ from pcloud_plugin.capacity import candidates as candidates_mod
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
 
+# What a virtual:instance reservation asks for (seeds/003).
+PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
+          'resource_properties')
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 _TRUE = ('true', 'yes', '1', 'required')
 _FALSE = ('false', 'no', '0', 'forbidden')
@@ -464,3 +467,29 @@ def shortage(forest, request):
         if worst is None or ratio < worst[0]:
             worst = (ratio, rc, free, needed, providers)
     return worst[1:]
+
+
+def per_slot(params):
+    """{resource class: amount} one slot of reservation ``params`` takes."""
+    return {'VCPU': params['vcpus'], 'MEMORY_MB': params['memory_mb'],
+            'DISK_GB': params['disk_gb']}
+
+
+def merged_amounts(*amounts):
+    """Claims' {provider: {class: amount}} added together."""
+    merged = collections.defaultdict(collections.Counter)
+    for each in amounts:
+        for rp, res in each.items():
+            merged[rp].update(res)
+    return {rp: dict(res) for rp, res in merged.items()}
+
+
+def grown(slots, plan):
+    """Slot rows with the plan's added; placed counts are kept."""
+    rows = {s['host_uuid']: dict(s) for s in slots}
+    for host, n in plan.hosts.items():
+        slot = rows.setdefault(host, {'host_uuid': host, 'slots': 0,
+                                      'host_name': plan.names[host],
+                                      'placed': 0})
+        slot['slots'] += n
+    return [rows[h] for h in sorted(rows)]
