@@ -78,8 +78,8 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from bench import dataset
-from pcloud_plugin.blazar import mirror
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.cloud import mirror
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import models
@@ -453,7 +453,7 @@ def _upstream_plugin():
 
 def _our_plugin(host_uuids, fresh=True):
     from pcloud_plugin.blazar import instance_plugin
-    from pcloud_plugin.blazar import resources
+    from pcloud_plugin.cloud import resources
 
     plugin = instance_plugin.VirtualInstancePlugin()
     nova = mock.Mock(spec=resources.NovaObjects)

@@ -11,7 +11,7 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""One periodic pass of the Placement mirror (blazar.mirror), against a
+"""One periodic pass of the Placement mirror (cloud.mirror), against a
 
 real Placement served in-process over HTTP, at 1,000 and 10,000 compute
 providers: the first pass (everything read), a pass when nothing changed,
@@ -61,8 +61,8 @@ def _pass(mirror, ctx):
 
 
 def run(quick=False):
-    from pcloud_plugin.blazar import mirror as mirror_mod
     from pcloud_plugin.clients import placement as placement_client
+    from pcloud_plugin.cloud import mirror as mirror_mod
     from pcloud_plugin.tests.functional import placement_service
 
     conf = cfg.CONF

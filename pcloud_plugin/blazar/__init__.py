@@ -12,7 +12,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Blazar plugins (pcloud:host, virtual:instance), their reconciler, the
-Placement mirror and promises; the only package (with its modules)
-importing blazar. May import anything of ours but scheduler/.
+"""Blazar plugins (pcloud:host, virtual:instance), their lifecycles and
+reconciler, and the Pcloud API extension; the only package (with its
+modules) importing blazar. May import anything of ours but scheduler/
+(doc/source/contributor/layout.rst).
 """

@@ -51,9 +51,9 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_requests as asked
-from pcloud_plugin.blazar import promises
 from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.cloud import promises
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db

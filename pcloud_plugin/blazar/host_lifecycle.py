@@ -27,7 +27,7 @@ from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import resources
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db

@@ -80,10 +80,10 @@ from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import terms
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api

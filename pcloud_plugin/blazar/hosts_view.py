@@ -21,7 +21,7 @@ says which of its reservations hold which hosts in ``_allocations``.
 from blazar.plugins import base
 from oslo_log import log as logging
 
-from pcloud_plugin.blazar import mirror as mirror_mod
+from pcloud_plugin.cloud import mirror as mirror_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
@@ -40,7 +40,7 @@ class LedgerHostsPlugin(base.BasePlugin):
         raise NotImplementedError()
 
     def mirror(self):
-        """The process's Placement mirror (blazar.mirror)."""
+        """The process's Placement mirror (cloud.mirror)."""
         return mirror_mod.get_mirror(self._exclusions, self.notifier)
 
     def mirror_placement(self):

@@ -28,8 +28,8 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import intents
@@ -96,7 +96,7 @@ class Lifecycle(object):
 
         (its hosts' capacity, shared storage included; ``amounts``, e.g.
         what instances use after the end, open-ended) and write the
-        promises of those providers with it (blazar.promises).
+        promises of those providers with it (cloud.promises).
         """
         if amounts is None:
             amounts = db_api.get_claims(self._ctx(),

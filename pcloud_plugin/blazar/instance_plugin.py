@@ -26,7 +26,7 @@ leases created at once by several API workers and managers from sharing a
 slot; a plan that lost such a race is made again from a fresh read.
 
 At start the reservation's Nova and Placement objects are made
-(blazar.resources); at end they are removed and the claim released.
+(cloud.resources); at end they are removed and the claim released.
 Instances booted into the reservation keep running (seeds/001). That
 life after admission is blazar.instance_lifecycle's.
 
@@ -51,13 +51,13 @@ from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.blazar import monitor
-from pcloud_plugin.blazar import promises
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.blazar import terms
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import promises
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api

@@ -820,7 +820,7 @@ def release(session, consumer_id):
 
 
 # The consumer prefix of usage recorded with record_usage (instances
-# running outside reservations, as blazar.mirror finds them).
+# running outside reservations, as cloud.mirror finds them).
 USAGE_PREFIX = 'placement:'
 
 

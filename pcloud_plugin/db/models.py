@@ -322,7 +322,7 @@ class Lock(BASE):
 class MirrorPass(BASE):
     """When a mirror of another service into the ledger last completed a
 
-    pass (blazar.mirror, mirror "placement"), for pcloud-status's
+    pass (cloud.mirror, mirror "placement"), for pcloud-status's
     freshness check.
     """
     __tablename__ = 'pcloud_mirror_passes'

@@ -27,7 +27,7 @@ from pcloud_plugin import exception
 LOG = logging.getLogger(__name__)
 
 _PASS = models.MirrorPass.__table__
-# The pcloud_mirror_passes row of blazar.mirror.
+# The pcloud_mirror_passes row of cloud.mirror.
 PLACEMENT_MIRROR = 'placement'
 
 
@@ -67,7 +67,7 @@ def sync(context, forest, changed=None):
 
     :param changed: if given, only these providers' facts (inventories,
         traits, aggregates) are compared and written; forest's other
-        providers give only their name and parent (blazar.mirror reads
+        providers give only their name and parent (cloud.mirror reads
         facts only for providers whose Placement generation moved)
     """
     report = SyncReport()
@@ -180,7 +180,7 @@ def _sync_facts(context, provider):
 
 @db_api.retry_on_deadlock
 def record_pass(context, finished_at=None):
-    """Note that a pass of the Placement mirror (blazar.mirror) has just
+    """Note that a pass of the Placement mirror (cloud.mirror) has just
 
     completed: pcloud-status reads it back (last_pass) to tell a ledger
     whose mirror has stopped.

@@ -226,7 +226,7 @@ def claims_on(context, provider_uuids, after):
 
     ledger claims on these providers that end after ``after``, but for
     whole hosts (host leases and pclouds' own hosts) and Placement's own
-    usage mirrored (already allocated there): what blazar.promises
+    usage mirrored (already allocated there): what cloud.promises
     fences in Placement. ``state`` is the instance reservation's, None
     while its admission has not recorded it yet.
     """

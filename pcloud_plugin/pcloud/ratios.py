@@ -133,7 +133,7 @@ class AllocationRatios(object):
     def _mirror_host(self, hostname):
         """The host's new ratios in the ledger now, not at the mirror's
 
-        next pass (blazar.mirror), so admissions see them at once.
+        next pass (cloud.mirror), so admissions see them at once.
         """
         try:
             provider = placement_client.read_provider(

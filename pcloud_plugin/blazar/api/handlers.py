@@ -34,11 +34,11 @@ from pcloud_plugin.blazar import allocations
 from pcloud_plugin.blazar.api import policy
 from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.blazar import offerings
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as pcloud_context
 from pcloud_plugin.db import snapshots as db_snapshots

@@ -12,7 +12,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""blazar.mirror against a real Placement over HTTP: passes read only what
+"""cloud.mirror against a real Placement over HTTP: passes read only what
 
 moved, and usage that is not ours is held in the ledger.
 """
@@ -23,10 +23,10 @@ from unittest import mock
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from pcloud_plugin.blazar import mirror
-from pcloud_plugin.blazar import promises
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import mirror
+from pcloud_plugin.cloud import promises
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base

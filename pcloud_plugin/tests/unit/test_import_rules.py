@@ -39,7 +39,8 @@ ROOT = os.path.dirname(PACKAGE)
 ALLOWED = {
     'blazar': ('pcloud_plugin.blazar', 'pcloud_plugin.sandbox'),
     'nova': ('pcloud_plugin.scheduler', 'pcloud_plugin.sandbox'),
-    'novaclient': ('pcloud_plugin.clients', 'pcloud_plugin.sandbox'),
+    'novaclient': ('pcloud_plugin.clients', 'pcloud_plugin.cloud',
+                   'pcloud_plugin.sandbox'),
     'keystoneauth1': ('pcloud_plugin.clients', 'pcloud_plugin.conf',
                       'pcloud_plugin.osc', 'pcloud_plugin.cmd',
                       'pcloud_plugin.sandbox'),
@@ -54,7 +55,6 @@ KNOWN = {
     ('pcloud_plugin.blazar.host_lifecycle', 'novaclient'),
     ('pcloud_plugin.blazar.host_resize', 'novaclient'),
     ('pcloud_plugin.blazar.host_vacate', 'novaclient'),
-    ('pcloud_plugin.blazar.resources', 'novaclient'),
     ('pcloud_plugin.pcloud.cloud', 'keystoneauth1'),
     ('pcloud_plugin.pcloud.cloud', 'novaclient'),
     ('pcloud_plugin.pcloud.host_flavors', 'novaclient'),

@@ -47,10 +47,10 @@ from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar.api import handlers
 from pcloud_plugin.blazar import instance_plugin
-from pcloud_plugin.blazar import mirror
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import mirror
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import placement_sync
 from pcloud_plugin.notifications import usage

@@ -25,7 +25,7 @@ from blazar import status
 
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_plugin
-from pcloud_plugin.blazar import resources
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db

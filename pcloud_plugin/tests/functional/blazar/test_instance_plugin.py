@@ -29,7 +29,7 @@ import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from pcloud_plugin.blazar import resources
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base

@@ -35,9 +35,9 @@ from blazar.db.sqlalchemy import models as blazar_models
 from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 
-from pcloud_plugin.blazar import promises
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.cloud import promises
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional import placement_service
@@ -189,7 +189,7 @@ class LeaseRace(base.TestCase):
                                group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
         # Placement too: each admission writes what it promises there
-        # (blazar.promises), under Placement's consumer generations.
+        # (cloud.promises), under Placement's consumer generations.
         placement = self.useFixture(placement_service.PlacementService())
         hosts = []
         for i in range(HOSTS):

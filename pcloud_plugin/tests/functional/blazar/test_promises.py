@@ -14,7 +14,7 @@
 
 """What virtual:instance leases are promised is out of reach of other
 
-boots in real Placement (blazar.promises), before they start and while
+boots in real Placement (cloud.promises), before they start and while
 they run, and Placement's own usage counts at admission. Hosts as in
 base.BlazarTestCase: cn1 has 7680 MB for 7 slots of 1024 MB; cn2 two NUMA
 nodes of 4096 MB, 2 slots each.
@@ -24,9 +24,9 @@ from blazar.manager import exceptions as mgr_exc
 import fixtures
 from oslo_utils import uuidutils
 
-from pcloud_plugin.blazar import mirror
-from pcloud_plugin.blazar import promises
-from pcloud_plugin.blazar import resources
+from pcloud_plugin.cloud import mirror
+from pcloud_plugin.cloud import promises
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.tests.functional.blazar import base
 

@@ -27,7 +27,7 @@ import datetime
 import time
 import uuid
 
-from pcloud_plugin.blazar import mirror
+from pcloud_plugin.cloud import mirror
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.pcloud import aggregates

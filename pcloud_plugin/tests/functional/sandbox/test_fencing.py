@@ -31,7 +31,7 @@ import datetime
 import re
 import uuid
 
-from pcloud_plugin.blazar import promises
+from pcloud_plugin.cloud import promises
 from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox import demo
 from pcloud_plugin.tests import base

@@ -25,8 +25,8 @@ from keystoneauth1 import exceptions as ks_exc
 from oslo_upgradecheck import upgradecheck
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import mirror as mirror_mod
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import mirror as mirror_mod
 from pcloud_plugin.cmd import status
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import placement_sync

@@ -22,7 +22,7 @@ tomorrow was promised. Two kinds of Placement consumers carry it:
 * a reservation's *hold* (consumer: the reservation id), while it is
   active and, after its end, while instances booted into it still run:
   its slots' VCPU, MEMORY_MB and DISK_GB, less the 1 MB ticket each of
-  its boots takes (see blazar.resources);
+  its boots takes (see cloud.resources);
 * a provider's *promise* (consumer: a uuid derived from the provider's):
   per class, the peak over every moment from now on of the instance
   reservations' claims on it, less what their holds carry now. With it,
@@ -45,8 +45,8 @@ import uuid
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
@@ -125,7 +125,7 @@ def promised(claims, now, holds, placed=None):
 
 
 class Promises:
-    """Writes holds and promises to Placement (blazar.resources client)."""
+    """Writes holds and promises to Placement (cloud.resources client)."""
 
     def __init__(self, placement, context):
         self.placement = placement

@@ -31,7 +31,7 @@ dropped. And when a pass last completed, which pcloud-status checks.
 And usage that is not ours: on every provider outside pclouds and host
 flavor pools (whose hosts are held whole), what Placement allocates to
 consumers other than our reservations' holds and promises
-(blazar.promises) and the instances booted into reservations is held in
+(cloud.promises) and the instances booted into reservations is held in
 the ledger from now on, open-ended, under the consumer
 ``placement:<provider uuid>``, until it is gone from Placement: so
 admission never promises capacity that running instances hold. It is a
@@ -44,10 +44,10 @@ import time
 
 from oslo_log import log as logging
 
-from pcloud_plugin.blazar import promises
-from pcloud_plugin.blazar import resources
 from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import promises
+from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import placement_sync

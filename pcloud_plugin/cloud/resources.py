@@ -61,7 +61,7 @@ CONF = conf.CONF
 # reservation's class is closed while instances still hold units of it).
 PLACEMENT_MICROVERSION = '1.26'
 # 1.28: consumer generations, so writers of one consumer never undo each
-# other (blazar.promises).
+# other (cloud.promises).
 GENERATIONS_MICROVERSION = '1.28'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 CHILD_PREFIX = 'pcloud_reservations_'

@@ -12,7 +12,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What a provider's promise carries (blazar.promises.promised), checked
+"""What a provider's promise carries (cloud.promises.promised), checked
 
 against a brute-force walk over every moment that matters.
 """
@@ -20,7 +20,7 @@ against a brute-force walk over every moment that matters.
 import datetime
 import random
 
-from pcloud_plugin.blazar import promises
+from pcloud_plugin.cloud import promises
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests import base
 
