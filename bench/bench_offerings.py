@@ -72,7 +72,7 @@ def run(quick=False):
     instances._configure_blazar()
     # Blazar's modules only once its options are registered (as there).
     from pcloud_plugin.blazar import offerings
-    from pcloud_plugin.blazar import slots as slots_mod
+    from pcloud_plugin.reservations import slots as slots_mod
 
     n = QUICK if quick else FULL
     tmp = tempfile.mkdtemp(prefix='pcloud-bench-offerings-')

@@ -28,7 +28,6 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
@@ -38,6 +37,7 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
+from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -18,7 +18,7 @@ Enabled in blazar.conf in place of Blazar's own plugin::
     [manager]
     plugins = pcloud.virtual.instance
 
-Admission: the slots are laid out by blazar.slots over the
+Admission: the slots are laid out by reservations.slots over the
 allocation-candidates engine's answer for the lease's window, then claimed
 in the ledger in one all-or-nothing claim whose consumer is the
 reservation id. The claim's generation compare-and-swap is what keeps
@@ -52,7 +52,6 @@ from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.blazar import terms
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
@@ -67,6 +66,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -201,7 +201,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
         discounted: the claims of consumer, taken out of the usage.
         A new reservation's slots are laid from the ledger's slot index
-        where it can tell (blazar.slots.place_indexed), else, and for
+        where it can tell (reservations.slots.place_indexed), else, and for
         every refusal, by the engine on the window's forest.
         """
         max_candidates = CONF.pcloud_instance.max_candidates

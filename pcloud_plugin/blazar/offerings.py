@@ -31,7 +31,7 @@ overlap one another.
 
 Each start is checked by what admission uses: for whole hosts the
 eligible hosts of blazar.host_requests and capacity.host_windows' free
-test, for slots blazar.slots.place_indexed() on the ledger's slot index
+test, for slots reservations.slots.place_indexed() on the ledger's slot index
 (or place() over the window's forest where the index cannot tell), with
 the exclusions admission makes (pclouds, host flavor pools,
 Blazar's own hosts). A window answered is what a lease made at once
@@ -47,7 +47,6 @@ import datetime
 import sqlalchemy as sa
 
 from pcloud_plugin.blazar import host_requests
-from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import conf
@@ -55,6 +54,7 @@ from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import models
 from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin.reservations import slots as slots_mod
 
 CONF = conf.CONF
 
@@ -150,7 +150,7 @@ def slot_offerings(context, request, duration, not_before,
                    count=DEFAULT_COUNT):
     """The windows of a virtual:instance reservation (``request``: a
 
-    blazar.slots.SlotRequest with admission's exclusions).
+    reservations.slots.SlotRequest with admission's exclusions).
     (windows, searched_until).
     """
     ends = claim_ends(context, not_before, request.resources)

@@ -171,7 +171,7 @@ class Counts:
     def order(self):
         """The hosts that take a slot, busy ones first, then by how many
 
-        slots they take, then by name: as blazar.slots orders them.
+        slots they take, then by name: as reservations.slots orders them.
         """
         hosts = np.flatnonzero(self.count)
         keys = (self.index.name_rank[hosts], self.count[hosts],
@@ -295,7 +295,7 @@ class SlotIndex:
 
     def counts(self, request, start, end, max_candidates=None,
                avoid_hosts=()):
-        """Counts of request's slots (a blazar.slots.SlotRequest) in
+        """Counts of request's slots (a reservations.slots.SlotRequest) in
 
         [start, end), or None where the engine must decide: a class of the
         slot is offered by a child or a sharing provider, or more hosts

@@ -34,7 +34,6 @@ from pcloud_plugin.blazar import allocations
 from pcloud_plugin.blazar.api import policy
 from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.blazar import offerings
-from pcloud_plugin.blazar import slots as slots_mod
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import nova as nova_client
@@ -46,6 +45,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import service as service_mod
+from pcloud_plugin.reservations import slots as slots_mod
 
 CONF = conf.CONF
 # Longest window an offering is asked for: a year, in minutes.

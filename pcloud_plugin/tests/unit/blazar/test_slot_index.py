@@ -23,13 +23,13 @@ from unittest import mock
 import fixtures
 import sqlalchemy as sa
 
-from pcloud_plugin.blazar import slots
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import slots
 from pcloud_plugin.tests import base
 
 T0 = datetime.datetime(2030, 1, 1)

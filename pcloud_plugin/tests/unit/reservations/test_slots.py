@@ -15,10 +15,10 @@
 
 from oslotest import base
 
-from pcloud_plugin.blazar import slots
 from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import slots
 
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 SLOT = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 10}
