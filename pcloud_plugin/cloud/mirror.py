@@ -227,7 +227,7 @@ class Mirror(object):
             root_name = name if root in (None, uuid) else (
                 db_api.provider_name(context, root))
             if not (aggs & set(aggregates) or root_name in hosts):
-                mine = ours | {promises.promise_consumer(uuid)}
+                mine = ours | promises.promise_consumers(uuid)
                 for consumer, amounts in allocations[uuid].items():
                     if consumer in mine:
                         continue

@@ -40,6 +40,7 @@ its hold without a moment where a boot could slip in between.
 """
 
 import collections
+import functools
 import uuid
 
 from oslo_log import log as logging
@@ -47,6 +48,7 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.cloud import resources
+from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
@@ -56,6 +58,8 @@ _NAMESPACE = uuid.UUID('3f1f8b57-1c0e-4c8e-a8c4-2a7d4b9e51c1')
 # Reservations whose hold is in Placement (ENDING: instances still run).
 _HELD_STATES = (res_db.ACTIVE, res_db.ENDING)
 _RETRIES = 10
+# The most allocations one provider's promise is written in (pieces).
+_MAX_PIECES = 64
 
 
 class NoRoomInPlacement(exception.Conflict):
@@ -65,9 +69,43 @@ class NoRoomInPlacement(exception.Conflict):
                '(%(detail)s)')
 
 
-def promise_consumer(provider_uuid):
-    """The Placement consumer of a provider's promise."""
-    return str(uuid.uuid5(_NAMESPACE, provider_uuid))
+def promise_consumer(provider_uuid, piece=0):
+    """The Placement consumer of a provider's promise: of its first
+
+    allocation, or of its ``piece``-th (see pieces).
+    """
+    name = '%s/%d' % (provider_uuid, piece) if piece else provider_uuid
+    return str(uuid.uuid5(_NAMESPACE, name))
+
+
+@functools.lru_cache(maxsize=4096)
+def promise_consumers(provider_uuid):
+    """Every consumer a provider's promise may be written under."""
+    return frozenset(promise_consumer(provider_uuid, k)
+                     for k in range(_MAX_PIECES))
+
+
+def pieces(amounts, max_units):
+    """``amounts`` ({class: n}) cut into allocations Placement takes:
+
+    [{class: n}], each n within its class's max_unit (``max_units``),
+    the first the largest. Placement refuses an allocation over max_unit,
+    which for a host's VCPU is its core count: below what the host holds
+    once overcommitted, and below what a busy host may be promised. Past
+    _MAX_PIECES the last piece takes the rest (and Placement refuses it).
+    """
+    cut = []
+    for rc, n in sorted(amounts.items()):
+        unit = max(1, max_units.get(rc) or n)
+        k = 0
+        while n > 0:
+            if k == len(cut):
+                cut.append({})
+            take = n if k == _MAX_PIECES - 1 else min(unit, n)
+            cut[k][rc] = take
+            n -= take
+            k += 1
+    return cut
 
 
 def _peak(intervals):
@@ -143,25 +181,35 @@ class Promises:
         providers = set(providers)
         for amounts, _end in holds.values():
             providers.update(amounts)
-        consumers = {promise_consumer(rp): rp for rp in providers}
+        max_units = db_api.max_units(self.context, providers)
         for _attempt in range(_RETRIES):
-            # Generations first, the ledger after: a write made between
-            # the two makes ours fail, and we read again.
-            current = {c: self.placement.allocations_of(c)
-                       for c in list(consumers) + list(holds)}
-            # Every hold is written with its providers' promises: one
-            # written after this read moves their generations too.
+            # Who is on the providers (the promises' pieces there, and
+            # which holds Placement has); then generations; the ledger
+            # last: a write made between makes ours fail, and we read
+            # again. Every hold is written with its providers' promises:
+            # one written after these reads moves their generations too.
             placed = {rp: self.placement.consumers_on(rp)
                       for rp in providers}
+            consumers = {c: rp for rp in providers for c in
+                         ({promise_consumer(rp)} |
+                          (set(placed[rp]) & promise_consumers(rp)))}
+            current = {c: self.placement.allocations_of(c)
+                       for c in list(consumers) + list(holds)}
             now = timeutils.utcnow().replace(microsecond=0)
             wanted = promised(
                 res_db.claims_on(self.context, providers, now), now, holds,
                 placed)
+            desired = {}
+            for rp in providers:
+                for k, piece in enumerate(pieces(wanted.get(rp, {}),
+                                                 max_units.get(rp, {}))):
+                    desired[promise_consumer(rp, k)] = {rp: piece}
             writes = {}
-            for consumer, rp in consumers.items():
-                amounts = {rp: wanted[rp]} if rp in wanted else {}
-                if amounts != current[consumer][1]:
-                    writes[consumer] = (current[consumer][0], amounts,
+            for consumer in set(consumers) | set(desired):
+                amounts = desired.get(consumer, {})
+                generation, had = current.get(consumer, (None, {}))
+                if amounts != had:
+                    writes[consumer] = (generation, amounts,
                                         resources.HOLD_PROJECT)
             for rid, (amounts, _end) in holds.items():
                 amounts = {rp: r for rp, r in amounts.items() if r}

@@ -111,10 +111,13 @@ class MirrorTests(base.LedgerTestCase):
 
     def test_our_consumers_and_whole_hosts_do_not_count(self):
         self.mirror.run(self.context)
-        # A promise of cn1, and an instance booted into a reservation (a
-        # slot of its class on our child provider, and its ticket).
-        self.placement.allocate(promises.promise_consumer(
-            self.hosts['cn1']), {self.hosts['cn1']: {'MEMORY_MB': 1024}})
+        # A promise of cn1 (in two pieces: see promises.pieces), and an
+        # instance booted into a reservation (a slot of its class on our
+        # child provider, and its ticket).
+        for piece in (0, 1):
+            self.placement.allocate(promises.promise_consumer(
+                self.hosts['cn1'], piece), {
+                    self.hosts['cn1']: {'MEMORY_MB': 1024}})
         rc = 'CUSTOM_RESERVATION_X'
         self.placement.client.put('/resource_classes/%s' % rc)
         child = self.placement.create_provider(

@@ -44,12 +44,15 @@ class PromiseTests(base.BlazarTestCase):
         return {rc: n for a in held['allocations'].values()
                 for rc, n in a['resources'].items()}
 
-    def boot(self, host, memory_mb):
+    def boot(self, host, memory_mb, vcpus=0):
         """An on-demand boot's allocation, as Nova writes it: its status."""
+        resources_ = {'MEMORY_MB': memory_mb}
+        if vcpus:
+            resources_['VCPU'] = vcpus
         return self.placement.client.put(
             '/allocations/%s' % uuidutils.generate_uuid(), json={
                 'allocations': {self.hosts[host]: {
-                    'resources': {'MEMORY_MB': memory_mb}}},
+                    'resources': resources_}},
                 'project_id': 'other', 'user_id': 'other',
                 'consumer_generation': None},
             microversion='1.28', raise_exc=False).status_code
@@ -88,6 +91,46 @@ class PromiseTests(base.BlazarTestCase):
         self.plugin.sweep()
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
+
+    def promised_in_pieces(self, host):
+        """{class: n} of every allocation of the host's promise."""
+        uuid = self.hosts[host]
+        on_host = self.placement.client.get(
+            '/resource_providers/%s/allocations' % uuid).json()
+        total = {}
+        for consumer, held in on_host['allocations'].items():
+            if consumer in promises.promise_consumers(uuid):
+                for rc, n in held['resources'].items():
+                    total[rc] = total.get(rc, 0) + n
+        return total
+
+    def test_a_promise_over_a_max_unit_is_written_in_pieces(self):
+        # One boot takes at most 4 cores of cn1 (its max_unit); the host
+        # holds 16 (8 x 2.0). A reservation's slots on a host stay within
+        # max_unit (its hold is one allocation); a promise carries those
+        # of every reservation.
+        self.placement.set_inventories(self.hosts['cn1'], {
+            'VCPU': {'total': 8, 'allocation_ratio': 2.0, 'max_unit': 4},
+            'MEMORY_MB': {'total': 8192, 'reserved': 512},
+            'DISK_GB': {'total': 200}})
+        # Instances fill cn2: every slot goes to cn1.
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
+            self.hosts['cn2-numa1']: {'MEMORY_MB': 4096}})
+        self.sync()
+        leases = [self.create_lease(self.reservation(2, affinity=True))
+                  for _ in range(3)]
+        for lease in leases:
+            self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+                self.context, _rid(lease))['amounts']))
+        self.assertEqual(12, self.promised_in_pieces('cn1')['VCPU'])
+        # 16 - 12 cores are left to boots outside reservations.
+        self.assertEqual(204, self.boot('cn1', 1, vcpus=4))
+        self.assertEqual(409, self.boot('cn1', 1, vcpus=1))
+        for lease in leases:
+            self.delete_lease(lease['id'])
+        self.plugin.sweep()
+        self.assertEqual({}, self.promised_in_pieces('cn1'))
 
     def _unseen(self):
         """Boots the mirror has not read yet: only Placement knows."""

@@ -115,3 +115,47 @@ class PromisedTests(base.TestCase):
                     expected[rp] = {'MEMORY_MB': peak - held}
             self.assertEqual(expected,
                              promises.promised(live, NOW, {}), claims)
+
+
+class PiecesTest(base.TestCase):
+    """A promise over a max_unit is written in allocations Placement takes."""
+
+    def test_within_max_unit_one_allocation(self):
+        self.assertEqual([{'VCPU': 16, 'MEMORY_MB': 4096}], promises.pieces(
+            {'VCPU': 16, 'MEMORY_MB': 4096},
+            {'VCPU': 16, 'MEMORY_MB': 32768}))
+
+    def test_over_max_unit_cut_in_pieces_that_add_up(self):
+        cut = promises.pieces({'VCPU': 37, 'MEMORY_MB': 100},
+                              {'VCPU': 16, 'MEMORY_MB': 32768})
+        self.assertEqual([{'VCPU': 16, 'MEMORY_MB': 100}, {'VCPU': 16},
+                          {'VCPU': 5}], cut)
+
+    def test_random_amounts_each_piece_within_max_unit(self):
+        rng = random.Random(7)
+        for _ in range(2000):
+            units = {rc: rng.randint(1, 40) for rc in promises.resources
+                     .SLOT_CLASSES}
+            amounts = {rc: rng.randint(0, 10 * unit)
+                       for rc, unit in units.items()}
+            amounts = {rc: n for rc, n in amounts.items() if n}
+            cut = promises.pieces(amounts, units)
+            for rc in units:
+                self.assertEqual(amounts.get(rc, 0),
+                                 sum(p.get(rc, 0) for p in cut))
+            for piece in cut:
+                self.assertTrue(piece)
+                for rc, n in piece.items():
+                    self.assertLessEqual(n, units[rc])
+
+    def test_past_the_most_pieces_the_last_takes_the_rest(self):
+        cut = promises.pieces({'VCPU': 1000}, {'VCPU': 1})
+        self.assertEqual(promises._MAX_PIECES, len(cut))
+        self.assertEqual(1000 - promises._MAX_PIECES + 1, cut[-1]['VCPU'])
+
+    def test_each_piece_its_own_consumer(self):
+        names = {promises.promise_consumer('rp', k) for k in range(3)}
+        self.assertEqual(3, len(names))
+        self.assertLessEqual(names, promises.promise_consumers('rp'))
+        self.assertNotIn(promises.promise_consumer('rp2'),
+                         promises.promise_consumers('rp'))
