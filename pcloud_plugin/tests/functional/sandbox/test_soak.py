@@ -33,7 +33,8 @@ restart), no claim without its reservation, and every lease deletable
 by its owner.
 
 On the default SQLite sandbox, and on MariaDB with RabbitMQ where they
-answer; scaled down to fit CI beside the other tests. PCLOUD_SOAK_CLIENTS,
+answer; scaled down to fit CI beside the other tests. It runs with
+PCLOUD_SOAK=1 (see setUp for why not yet always); PCLOUD_SOAK_CLIENTS,
 PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS scale it; PCLOUD_SOAK_STATE
 keeps the sandbox's state directory (its logs) to look at after a
 failure.
@@ -181,6 +182,13 @@ class Soak(base.TestCase):
 
     def setUp(self):
         super().setUp()
+        if os.environ.get('PCLOUD_SOAK') != '1':
+            # Green alone, but beside it on the other CI worker a sandbox
+            # story failed once (test_capacity_truth: its mirror never saw
+            # a compute grow); suspected: a port the soak's restarts free
+            # taken by the other sandbox. Not yet run in CI until known.
+            self.skipTest('the soak runs with PCLOUD_SOAK=1 (another '
+                          'sandbox story failed beside it: issue 28)')
         # Minutes of load, then a settling: longer than OS_TEST_TIMEOUT
         # (a new alarm replaces it).
         self.useFixture(fixtures.Timeout(SECONDS + 900, gentle=True))
