@@ -227,9 +227,11 @@ class Mirror(object):
             root_name = name if root in (None, uuid) else (
                 db_api.provider_name(context, root))
             if not (aggs & set(aggregates) or root_name in hosts):
-                mine = ours | promises.promise_consumers(uuid)
+                # Two lookups: ours | pieces would copy every reservation
+                # id for each provider.
+                pieces = promises.promise_consumers(uuid)
                 for consumer, amounts in allocations[uuid].items():
-                    if consumer in mine:
+                    if consumer in ours or consumer in pieces:
                         continue
                     for rc, n in amounts.items():
                         if rc in inventories:

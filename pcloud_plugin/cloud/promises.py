@@ -190,9 +190,10 @@ class Promises:
             # one written after these reads moves their generations too.
             placed = {rp: self.placement.consumers_on(rp)
                       for rp in providers}
-            consumers = {c: rp for rp in providers for c in
-                         ({promise_consumer(rp)} |
-                          (set(placed[rp]) & promise_consumers(rp)))}
+            # The pieces there now, and the first, which may be new.
+            consumers = set().union(*(
+                {promise_consumer(rp)} | (placed[rp] & promise_consumers(rp))
+                for rp in providers))
             current = {c: self.placement.allocations_of(c)
                        for c in list(consumers) + list(holds)}
             now = timeutils.utcnow().replace(microsecond=0)
@@ -205,7 +206,7 @@ class Promises:
                                                  max_units.get(rp, {}))):
                     desired[promise_consumer(rp, k)] = {rp: piece}
             writes = {}
-            for consumer in set(consumers) | set(desired):
+            for consumer in consumers | set(desired):
                 amounts = desired.get(consumer, {})
                 generation, had = current.get(consumer, (None, {}))
                 if amounts != had:
