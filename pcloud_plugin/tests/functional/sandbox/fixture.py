@@ -28,9 +28,12 @@ import datetime
 import io
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
+import uuid
 
 import fixtures
 from keystoneauth1 import adapter
@@ -138,11 +141,12 @@ def ledger_caught_up(sandbox, timeout=60):
                     'LIKE :usage GROUP BY p.uuid, c.name'),
                     {'usage': db_api.USAGE_PREFIX + '%'}).all()
             usages = {}
-            for uuid in {row[0] for row in held}:
-                found = placement.get('/resource_providers/%s/usages' % uuid,
-                                      raise_exc=False)
-                usages[uuid] = (found.json()['usages']
-                                if found.status_code == 200 else {})
+            for provider in {row[0] for row in held}:
+                found = placement.get(
+                    '/resource_providers/%s/usages' % provider,
+                    raise_exc=False)
+                usages[provider] = (found.json()['usages']
+                                    if found.status_code == 200 else {})
             stale = [row for row in held
                      if row[2] > usages[row[0]].get(row[1], 0)]
             if not stale:
@@ -287,12 +291,44 @@ def mariadb_story(test, server_url, name):
     return engine
 
 
-def require_rabbitmq(test):
-    """Skip ``test`` where no RabbitMQ answers on 127.0.0.1:5672."""
+def rabbitmq_story(test, server_url):
+    """A transport URL on a virtual host of the test's own on RabbitMQ.
+
+    Nova's and Blazar's queues have fixed names (conductor, scheduler,
+    blazar.manager...): two clouds on one virtual host would consume each
+    other's messages, and queues a killed service leaves would hand its
+    messages to the next cloud. The virtual host, and with it every queue
+    and exchange the cloud made, is deleted when the test ends. Skips
+    ``test`` where no RabbitMQ answers on ``server_url`` or no rabbitmqctl
+    on this machine can make a virtual host.
+    """
+    parsed = urllib.parse.urlsplit(server_url)
     try:
-        socket.create_connection(('127.0.0.1', 5672), timeout=3).close()
+        socket.create_connection((parsed.hostname, parsed.port or 5672),
+                                 timeout=3).close()
     except OSError as e:
         test.skipTest('no RabbitMQ for this test: %s' % e)
+    vhost = 'pcloud_%s' % uuid.uuid4().hex[:12]
+    user = parsed.username or 'guest'
+
+    def rabbitmqctl(*args):
+        try:
+            subprocess.run(('rabbitmqctl',) + args, check=True,
+                           capture_output=True, timeout=120)
+        except subprocess.CalledProcessError as e:
+            return '%s: %s' % (e, e.stderr.decode(errors='replace').strip())
+        except (OSError, subprocess.SubprocessError) as e:
+            return str(e)
+    failure = rabbitmqctl('add_vhost', vhost)
+    if failure:
+        test.skipTest('rabbitmqctl cannot make a virtual host for this '
+                      'test: %s' % failure)
+    test.addCleanup(rabbitmqctl, 'delete_vhost', vhost)
+    failure = rabbitmqctl('set_permissions', '-p', vhost, user,
+                          '.*', '.*', '.*')
+    if failure:
+        test.fail('rabbitmqctl set_permissions: %s' % failure)
+    return parsed._replace(path='/' + vhost).geturl()
 
 
 def slot_lease(client, name):

@@ -410,10 +410,10 @@ class RealServers(base.TestCase):
     def test_cloud_on_mariadb_and_rabbitmq(self):
         prefix = 'pcloud_sandbox_%s' % uuid.uuid4().hex[:8]
         engine = fixture.mariadb_story(self, MYSQL, prefix)
-        fixture.require_rabbitmq(self)
+        transport = fixture.rabbitmq_story(self, RABBIT)
         state = self.useFixture(fixtures.TempDir()).path
         sandbox = supervisor.Sandbox(
-            state, db='%s/%s' % (MYSQL, prefix), transport=RABBIT,
+            state, db='%s/%s' % (MYSQL, prefix), transport=transport,
             computes=2, ports=fixture.free_ports(), out=io.StringIO())
         with sandbox:
             with open(sandbox.path('nova', 'nova.conf')) as f:

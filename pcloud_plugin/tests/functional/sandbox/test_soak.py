@@ -499,6 +499,6 @@ class Soak(base.TestCase):
     def test_tenants_and_crashes_on_mariadb_and_rabbitmq(self):
         prefix = 'pcloud_soak_%s' % uuid.uuid4().hex[:8]
         fixture.mariadb_story(self, MYSQL, prefix)
-        fixture.require_rabbitmq(self)
+        transport = fixture.rabbitmq_story(self, RABBIT)
         self.soak(self._sandbox(db='%s/%s' % (MYSQL, prefix),
-                                transport=RABBIT), kills=KILLS)
+                                transport=transport), kills=KILLS)
