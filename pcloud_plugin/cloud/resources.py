@@ -165,8 +165,13 @@ class PlacementSlots:
                               microversion=GENERATIONS_MICROVERSION)
         if response.status_code == 204:
             return True
-        codes = {e.get('code') for e in response.json().get('errors', [])}
-        if codes == {CONCURRENT_UPDATE}:
+        try:
+            errors = response.json().get('errors', [])
+        except ValueError:
+            # Cut short (Placement stopping as it answered): read again;
+            # a Placement gone by then is unreachable.
+            return False
+        if {e.get('code') for e in errors} == {CONCURRENT_UPDATE}:
             return False
         raise PlacementFailure(status=409, method='POST', url='/allocations',
                                body=response.text[:500])
