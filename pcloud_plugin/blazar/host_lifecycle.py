@@ -250,6 +250,7 @@ class Lifecycle(object):
                                row['lease_id'], self.resource_type)
 
     def on_start(self, resource_id):
+        self._end_overdue()
         row = self._row(resource_id)
         self._record(reconcile.LEASE_START, row)
         if row['state'] == host_db.INACTIVE:
@@ -288,6 +289,23 @@ class Lifecycle(object):
             self._notify(resource_id, row['state'])
         # Hosts may have come free for those waiting.
         self.retry_waiting()
+
+    def _end_overdue(self):
+        """End the reservations whose end came due but that Blazar has
+
+        not begun ending (reconcile.overdue_rows), before a start that may
+        need their hosts; Blazar's own end then finds them ended. One that
+        cannot end now is left to its own end event.
+        """
+        for row in reconcile.overdue_rows(host_db.list_reservations(
+                self._ctx(), states=(host_db.ACTIVE,))):
+            LOG.info('Host reservation %s is past its end, which Blazar '
+                     'has not run yet; ending it', row['reservation_id'])
+            try:
+                self.on_end(row['reservation_id'])
+            except Exception:
+                LOG.exception('Could not end host reservation %s; its end '
+                              'event will', row['reservation_id'])
 
     def poll(self):
         self.reconcile()

@@ -420,6 +420,16 @@ class Lifecycle(object):
                 self._finish(row)
             except res_db.ReservationNotFound:
                 pass  # another sweep, or its end, finished it meanwhile
+        for row in reconcile.overdue_rows(
+                [row for row in live if row['state'] == res_db.ACTIVE]):
+            # Its end, before the start that needs its capacity; Blazar's
+            # own end then finds it ended.
+            LOG.info('Reservation %s is past its end, which Blazar has not '
+                     'run yet; ending it', row['reservation_id'])
+            try:
+                self._finish(row)
+            except res_db.ReservationNotFound:
+                pass  # its end, or another sweep, finished it meanwhile
         reconcile.release_orphan_claims(ctx)
         for row in res_db.list_reservations(ctx, state=res_db.ENDING):
             try:

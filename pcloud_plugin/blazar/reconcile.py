@@ -43,6 +43,7 @@ from blazar.db import exceptions as blazar_db_exc
 from blazar import status
 from oslo_log import log as logging
 from oslo_utils import excutils
+from oslo_utils import timeutils
 
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -87,6 +88,32 @@ def orphan_rows(rows):
     """
     missing = gone([row['reservation_id'] for row in rows])
     return [row for row in rows if row['reservation_id'] in missing]
+
+
+def overdue_rows(rows):
+    """The rows among ``rows`` whose lease's end came due and that Blazar
+
+    has not begun ending: its loop runs the starts of a pass before the
+    ends that came due meanwhile. A start then meets, in Placement, the
+    hold of a reservation whose claim the ledger ended and gave to it.
+    Only a lease in a stable state, whose end event is still to do and
+    due (an update that moved the end moved the event too).
+    """
+    now = timeutils.utcnow()
+    overdue = []
+    for row in rows:
+        if row['end_time'] > now:
+            continue
+        lease = blazar_db.lease_get(row['lease_id'])
+        if lease is None or lease['status'] not in status.lease.STABLE:
+            continue
+        end = blazar_db.event_get_first_sorted_by_filters(
+            'time', 'asc', {'lease_id': row['lease_id'],
+                            'event_type': 'end_lease'})
+        if (end is not None and end['status'] == status.event.UNDONE
+                and end['time'] <= now):
+            overdue.append(row)
+    return overdue
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ its entry point, a real Placement over HTTP and the ledger on SQLite.
 Nova is the recording fake of fake_nova (see there why).
 """
 
+import asyncio
 import datetime
 import logging
 import os
@@ -288,6 +289,18 @@ class BlazarTestCase(base.LedgerTestCase):
         blazar_db.event_update(event['id'], {
             'time': timeutils.utcnow() - datetime.timedelta(seconds=1)})
         self.manager._process_events()
+        return blazar_db.event_get(event['id'])
+
+    def start_before_due_ends(self, lease_id):
+        """Run the lease's start as Blazar does in a pass of starts that
+
+        began before other leases' ends came due: those wait for the next
+        pass. The start event, after.
+        """
+        event = blazar_db.event_get_first_sorted_by_filters(
+            'lease_id', 'asc', {'lease_id': lease_id,
+                                'event_type': 'start_lease'})
+        asyncio.run(self.manager._process_events_concurrently([event]))
         return blazar_db.event_get(event['id'])
 
     def nova_down_for_a_while(self, call):

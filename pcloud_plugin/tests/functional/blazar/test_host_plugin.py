@@ -296,6 +296,28 @@ class ScheduleTests(HostLeaseTestCase):
              started['amount'], started['lease_type'],
              started['previous_state'], sorted(started['hosts'])))
 
+    def test_a_start_before_the_end_of_the_lease_before_it(self):
+        first = self.create_lease(self.hosts_res(2), start=0, end=60)
+        self.start(first['id'])
+        second = self.create_lease(self.hosts_res(2), start=60, end=120)
+        self.assertEqual(self.leased(first), self.leased(second))
+        # Past both events, Blazar runs the second's start in a pass of
+        # starts that began before the first's end came due.
+        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
+            minutes=61))
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(second['id'])['status'])
+        self.assertEqual(host_db.ENDED, self.row(first)['state'])
+        self.assertEqual(host_db.ACTIVE, self.row(second)['state'])
+        # Blazar's own end of the first, after, leaves the second's hosts
+        # where they are.
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(first['id'])['status'])
+        self.assertEqual(self.leased(second), sorted(self.pcloud.hosts))
+        self.assertEqual(
+            {codec.ENABLED}, {state for _node, state
+                              in self.pcloud_hosts().values()})
+
     def test_a_taken_window_is_refused_with_the_earliest_free_one(self):
         first = self.create_lease(self.hosts_res(3), start=60, end=120)
         self.assertEqual(['cn1', 'cn2', 'cn4'], self.leased(first))

@@ -20,8 +20,13 @@ base.BlazarTestCase: cn1 has 7680 MB for 7 slots of 1024 MB; cn2 two NUMA
 nodes of 4096 MB, 2 slots each.
 """
 
+import datetime
+
+from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
+from blazar import status
 import fixtures
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.cloud import mirror
@@ -91,6 +96,33 @@ class PromiseTests(base.BlazarTestCase):
         self.plugin.sweep()
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
+
+    def test_a_start_before_the_end_of_the_lease_before_it(self):
+        # Back to back on cn1, whole: A from now to 60 minutes, B after.
+        a = self.create_lease(self.reservation(7, affinity=True), start=0,
+                              end=60)
+        self.start(a['id'])
+        b = self.create_lease(self.reservation(7, affinity=True), start=60,
+                              end=120)
+        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+            self.context, _rid(b))['amounts']))
+        # Past both events, Blazar runs B's start in a pass of starts
+        # that began before A's end came due: A's hold is still in
+        # Placement, and B's beside it is more than cn1 has.
+        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
+            minutes=61))
+        self.addCleanup(timeutils.clear_time_override)
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(b['id'])['status'])
+        self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(a)).json()['allocations'])
+        self.assertEqual(409, self.boot('cn1', 1024))
+        self.assertEqual(204, self.boot('cn1', 512))
+        # Blazar's own end of A, after: A is already ended.
+        self.assertEqual('TERMINATED', self.end(a['id'])['status'])
+        self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
+        self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
 
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""
