@@ -28,6 +28,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import reconcile
+from pcloud_plugin.cloud import promises as promises_mod
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
@@ -79,7 +80,14 @@ class Lifecycle(object):
         rc = row['resource_class']
         placement = self.placement()
         # The hosts' own capacity first: refused if boots took it already.
-        self._hold(row)
+        try:
+            self._hold(row)
+        except promises_mod.NoRoomInPlacement as e:
+            providers = e.kwargs['uuids'] or db_api.get_claims(
+                ctx, row['reservation_id'])['amounts']
+            if not self._end_outlived_holds(providers):
+                raise
+            self._hold(row)
         placement.ensure_class(rc)
         for slot in row['slots']:
             if slot['placed'] == slot['slots']:
@@ -110,6 +118,34 @@ class Lifecycle(object):
                 memory['MEMORY_MB'] -= slot['slots'] * resources.TICKET_MB
         self.promises().sync((), holds={row['reservation_id']: (
             amounts, end)}, project_id=row['project_id'])
+
+    def _end_outlived_holds(self, providers):
+        """End the reservations whose holds are on ``providers`` though
+
+        the ledger's claims behind them have ended (their end has not run:
+        its lease was mid-change, or its manager died in it), since the
+        ledger gave that capacity to the start that needs it. True if
+        any was ended.
+        """
+        ctx = self._ctx()
+        now = timeutils.utcnow()
+        placement = self.placement()
+        on_them = set().union(*(placement.consumers_on(rp)
+                                for rp in providers))
+        outlived = []
+        for rid in res_db.reservation_ids(ctx, among=on_them):
+            claims = db_api.get_claims(ctx, rid)
+            if claims is None or (claims['end'] is not None
+                                  and claims['end'] <= now):
+                outlived.append(rid)
+        for rid in outlived:
+            LOG.warning('Reservation %s still holds capacity in Placement '
+                        'after its claim ended; ending it', rid)
+            try:
+                self._finish(res_db.get(ctx, rid))
+            except res_db.ReservationNotFound:
+                pass  # ended meanwhile
+        return bool(outlived)
 
     def _drop_hold(self, row, providers=()):
         """No hold any more; the promises of its providers written again

@@ -150,11 +150,18 @@ def list_reservations(context, lease_id=None, reservation_id=None,
 
 
 @db_api.retry_on_deadlock
-def reservation_ids(context):
-    """The ids of every instance reservation recorded (no slots read)."""
+def reservation_ids(context, among=None):
+    """The ids of every instance reservation recorded (no slots read),
+
+    or of those ``among`` these ids.
+    """
+    query = sa.select(_RES.c.reservation_id)
+    if among is not None:
+        if not among:
+            return set()
+        query = query.where(_RES.c.reservation_id.in_(sorted(among)))
     with db_api.reader(context) as session:
-        return set(session.execute(sa.select(_RES.c.reservation_id))
-                   .scalars())
+        return set(session.execute(query).scalars())
 
 
 @db_api.retry_on_deadlock

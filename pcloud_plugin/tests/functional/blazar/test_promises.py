@@ -124,6 +124,27 @@ class PromiseTests(base.BlazarTestCase):
         self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
         self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
 
+    def test_a_hold_that_outlived_its_claim_gives_way_to_a_start(self):
+        a = self.create_lease(self.reservation(7, affinity=True), start=0,
+                              end=60)
+        self.start(a['id'])
+        b = self.create_lease(self.reservation(7, affinity=True), start=60,
+                              end=120)
+        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
+            minutes=61))
+        self.addCleanup(timeutils.clear_time_override)
+        # A's end cannot run: its lease is mid-change (an update, or its
+        # manager died in one), and Blazar skips its events.
+        blazar_db.lease_update(a['id'], {'status': status.lease.UPDATING})
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(b['id'])['status'])
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(a)).json()['allocations'])
+        self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
+        self.assertEqual(409, self.boot('cn1', 1024))
+        blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
+        self.assertEqual('TERMINATED', self.end(a['id'])['status'])
+
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""
         uuid = self.hosts[host]
