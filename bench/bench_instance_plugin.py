@@ -465,7 +465,7 @@ def _our_plugin(host_uuids, fresh=True):
     placement.allocations_of.return_value = (None, {})
     # No reservation's hold on any provider yet (read since promises
     # follow what Placement holds, not the reservations' states).
-    placement.consumers_on.return_value = frozenset()
+    placement.consumers_on.return_value = {}
     placement.write_allocations.return_value = True
     plugin._placement = placement
     if fresh:

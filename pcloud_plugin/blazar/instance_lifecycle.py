@@ -20,6 +20,8 @@ Mixed into blazar.instance_plugin.VirtualInstancePlugin, whose helpers
 (nova, promises, _ctx, _claim, _notify_change, ...) it uses.
 """
 
+import collections
+
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
@@ -85,7 +87,8 @@ class Lifecycle(object):
         except promises_mod.NoRoomInPlacement as e:
             providers = e.kwargs['uuids'] or db_api.get_claims(
                 ctx, row['reservation_id'])['amounts']
-            if not self._end_outlived_holds(providers):
+            if not self._end_outlived_holds(providers,
+                                            row['reservation_id']):
                 raise
             self._hold(row)
         placement.ensure_class(rc)
@@ -119,33 +122,39 @@ class Lifecycle(object):
         self.promises().sync((), holds={row['reservation_id']: (
             amounts, end)}, project_id=row['project_id'])
 
-    def _end_outlived_holds(self, providers):
-        """End the reservations whose holds are on ``providers`` though
+    def _end_outlived_holds(self, providers, starting):
+        """End our reservations other than ``starting`` that hold capacity
 
-        the ledger's claims behind them have ended (their end has not run:
-        its lease was mid-change, or its manager died in it), since the
-        ledger gave that capacity to the start that needs it. True if
-        any was ended.
+        on ``providers`` in Placement though their claims in the ledger
+        have ended (their end has not run: its lease mid-change, or its
+        manager dead in it): the ledger gave it to ``starting``. True if
+        any was ended; if none, what Placement has there is logged.
         """
         ctx = self._ctx()
         now = timeutils.utcnow()
         placement = self.placement()
-        on_them = set().union(*(placement.consumers_on(rp)
-                                for rp in providers))
-        outlived = []
-        for rid in res_db.reservation_ids(ctx, among=on_them):
+        there = collections.defaultdict(dict)
+        for rp in providers:
+            for consumer, amounts in placement.consumers_on(rp).items():
+                there[consumer][rp] = amounts
+        there.pop(starting, None)
+        ended = False
+        for rid in sorted(res_db.reservation_ids(ctx, among=there)):
             claims = db_api.get_claims(ctx, rid)
-            if claims is None or (claims['end'] is not None
-                                  and claims['end'] <= now):
-                outlived.append(rid)
-        for rid in outlived:
-            LOG.warning('Reservation %s still holds capacity in Placement '
-                        'after its claim ended; ending it', rid)
+            if claims is not None and (claims['end'] is None
+                                       or claims['end'] > now):
+                continue
+            LOG.warning('Reservation %s still holds %s in Placement after '
+                        'its claim ended; ending it', rid, there[rid])
             try:
                 self._finish(res_db.get(ctx, rid))
             except res_db.ReservationNotFound:
-                pass  # ended meanwhile
-        return bool(outlived)
+                continue  # ended meanwhile
+            ended = True
+        if not ended:
+            LOG.warning('Placement refused the hold of %s; there now: %s',
+                        starting, dict(there))
+        return ended
 
     def _drop_hold(self, row, providers=()):
         """No hold any more; the promises of its providers written again

@@ -192,7 +192,8 @@ class Promises:
                       for rp in providers}
             # The pieces there now, and the first, which may be new.
             consumers = set().union(*(
-                {promise_consumer(rp)} | (placed[rp] & promise_consumers(rp))
+                {promise_consumer(rp)}
+                | (placed[rp].keys() & promise_consumers(rp))
                 for rp in providers))
             current = {c: self.placement.allocations_of(c)
                        for c in list(consumers) + list(holds)}

@@ -140,10 +140,14 @@ class PlacementSlots:
             for rp, held in body['allocations'].items()}
 
     def consumers_on(self, provider):
-        """The consumers with allocations on ``provider``."""
+        """{consumer: {class: n}}: what each consumer with allocations on
+
+        ``provider`` holds there.
+        """
         body = self._call('GET', '/resource_providers/%s/allocations'
                           % provider).json()
-        return set(body['allocations'])
+        return {consumer: dict(held['resources'])
+                for consumer, held in body['allocations'].items()}
 
     def write_allocations(self, writes):
         """Replace the allocations of several consumers at once.
