@@ -493,6 +493,15 @@ class Sandbox:
             'disk_gb': disk_gb}])
         return name
 
+    def resize_compute(self, name, **sizes):
+        """Give a compute other ``vcpus``, ``memory_mb`` or ``disk_gb``,
+
+        as an operator who resizes a host: Nova starts again, and the
+        compute reports them to Placement.
+        """
+        self._restart_nova([dict(c, **sizes) if c['name'] == name else c
+                            for c in self.computes])
+
     def remove_compute(self, name):
         """Stop a compute (Nova starts again without it); deleting its
 

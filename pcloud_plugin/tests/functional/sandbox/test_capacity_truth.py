@@ -399,22 +399,11 @@ class EndedReservation(_Capacity):
 
 
 class CapacityChange(_Capacity):
-    """A compute that Placement says grew is reservable within the
+    """A compute that grew is reservable within the mirror's interval,
 
-    mirror's interval, with no command run: as when nova-compute reports
-    a resized host.
+    with no command run: nova-compute reports the resized host to
+    Placement, and the ledger follows.
     """
-
-    def _set_memory(self, provider, memory):
-        """PUT the provider's inventories with this MEMORY_MB one."""
-        url = '/resource_providers/%s/inventories' % provider
-        found = self.placement.get(url).json()
-        inventories = found['inventories']
-        inventories['MEMORY_MB'] = memory
-        self.placement.put(url, json={
-            'resource_provider_generation': found[
-                'resource_provider_generation'],
-            'inventories': inventories})
 
     def test_a_grown_compute_is_reservable_without_a_command(self):
         interval = self._mirror_interval()
@@ -422,10 +411,9 @@ class CapacityChange(_Capacity):
         free = demo.placement_free(self.sandbox, 'MEMORY_MB')
         host = max(free, key=free.get)
         provider = self._provider(host)
-        memory = self.placement.get(
-            '/resource_providers/%s/inventories/MEMORY_MB' % provider).json()
-        del memory['resource_provider_generation']
-        total = memory['total']
+        total = self.placement.get(
+            '/resource_providers/%s/inventories/MEMORY_MB' % provider).json(
+        )['total']
         slot = self._slot(free[host] + 1024)
         self._refused(self._lease, self.demo, slot)
 
@@ -437,12 +425,16 @@ class CapacityChange(_Capacity):
                 'id FROM resource_providers WHERE uuid = :uuid)',
                 uuid=provider) == [expected]
 
-        self._set_memory(provider, dict(memory, total=total + 2048,
-                                        max_unit=total + 2048))
+        # Set in Placement by hand, nova-compute would put its own figure
+        # back when it next reads its provider from Placement.
+        (compute,) = [c for c in self.sandbox.computes if c['name'] == host]
+        self.sandbox.resize_compute(host,
+                                    memory_mb=compute['memory_mb'] + 2048)
         # The next test finds the ledger as Placement is again.
         self.addCleanup(self._until, 'the ledger to see it shrink back',
                         lambda: ledger_total(total), 6 * interval)
-        self.addCleanup(self._set_memory, provider, memory)
+        self.addCleanup(self.sandbox.resize_compute, host,
+                        memory_mb=compute['memory_mb'])
         took = self._until('the ledger to see it grow',
                            lambda: ledger_total(total + 2048), 6 * interval)
         # One pass, give or take the pass under way.
