@@ -70,6 +70,12 @@ def _left_over(claims, slots, running, forest):
     return left
 
 
+def _ended(claims, now=None):
+    """Whether a reservation's claims (db.api.get_claims) have ended."""
+    return claims is None or (claims['end'] is not None and claims['end']
+                              <= (now or timeutils.utcnow()))
+
+
 class Lifecycle(object):
 
     def _place_slots(self, row):
@@ -141,15 +147,20 @@ class Lifecycle(object):
         ended = False
         for rid in sorted(res_db.reservation_ids(ctx, among=there)):
             claims = db_api.get_claims(ctx, rid)
-            if claims is not None and (claims['end'] is None
-                                       or claims['end'] > now):
+            if not _ended(claims, now):
                 continue
             LOG.warning('Reservation %s still holds %s in Placement after '
                         'its claim ended; ending it', rid, there[rid])
             try:
-                self._finish(res_db.get(ctx, rid))
+                other = res_db.get(ctx, rid)
             except res_db.ReservationNotFound:
                 continue  # ended meanwhile
+            if other['state'] == res_db.ACTIVE:
+                self._finish(other)
+            else:
+                # Its start died midway and runs again later: only the
+                # hold goes (that start then finds the claim ended).
+                self._drop_hold(other, claims['amounts'] if claims else ())
             ended = True
         if not ended:
             LOG.warning('Placement refused the hold of %s; there now: %s',
@@ -311,6 +322,12 @@ class Lifecycle(object):
         except res_db.ReservationNotFound as e:
             raise mgr_exc.EventError(error=e.message)
         rid = row['reservation_id']
+        if _ended(db_api.get_claims(ctx, rid)):
+            # A start run again after its end came (its first try died):
+            # nothing to make; its end, next, removes what is left.
+            LOG.info('Reservation %s ended before its start ran; nothing '
+                     'to start', rid)
+            return
         reconcile.record_event(ctx, reconcile.LEASE_START, rid,
                                row['lease_id'], self.resource_type)
         try:

@@ -33,6 +33,7 @@ from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base
 
 
@@ -144,6 +145,26 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual(409, self.boot('cn1', 1024))
         blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
+
+    def test_a_start_that_died_midway_and_ended_gives_way(self):
+        a = self.create_lease(self.reservation(7, affinity=True), start=0,
+                              end=60)
+        # A's start died after writing its hold; Blazar runs it again
+        # later (reconcile puts its event back to do).
+        self.plugin._place_slots(res_db.get(self.context, _rid(a)))
+        b = self.create_lease(self.reservation(7, affinity=True), start=60,
+                              end=120)
+        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
+            minutes=61))
+        self.addCleanup(timeutils.clear_time_override)
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(b['id'])['status'])
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(a)).json()['allocations'])
+        # A's start again, past its end: nothing to start, then its end.
+        self.assertEqual('TERMINATED', self.start(a['id'])['status'])
+        self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
+        self.assertEqual(409, self.boot('cn1', 1024))
 
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""
