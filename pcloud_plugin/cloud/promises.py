@@ -183,20 +183,25 @@ class Promises:
             providers.update(amounts)
         max_units = db_api.max_units(self.context, providers)
         for _attempt in range(_RETRIES):
-            # Who is on the providers (the promises' pieces there, and
-            # which holds Placement has); then generations; the ledger
-            # last: a write made between makes ours fail, and we read
-            # again. Every hold is written with its providers' promises:
-            # one written after these reads moves their generations too.
+            # Generations first: of each provider's first piece, which a
+            # write of its promise that moves a hold rewrites, and of the
+            # holds being written. Then who is on the providers (the
+            # pieces there, which holds Placement has); the ledger last.
+            # A write made after the first read moves a generation ours
+            # is made under: ours fails, and we read again. Read after
+            # who is there, a write between went unseen and unrefused,
+            # and ours asked Placement for its hold a second time.
+            first = {promise_consumer(rp) for rp in providers}
+            current = {c: self.placement.allocations_of(c)
+                       for c in list(first) + list(holds)}
             placed = {rp: self.placement.consumers_on(rp)
                       for rp in providers}
             # The pieces there now, and the first, which may be new.
-            consumers = set().union(*(
-                {promise_consumer(rp)}
-                | (placed[rp].keys() & promise_consumers(rp))
+            consumers = first.union(*(
+                placed[rp].keys() & promise_consumers(rp)
                 for rp in providers))
-            current = {c: self.placement.allocations_of(c)
-                       for c in list(consumers) + list(holds)}
+            current.update((c, self.placement.allocations_of(c))
+                           for c in consumers - current.keys())
             now = timeutils.utcnow().replace(microsecond=0)
             wanted = promised(
                 res_db.claims_on(self.context, providers, now), now, holds,

@@ -166,6 +166,45 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
         self.assertEqual(409, self.boot('cn1', 1024))
 
+    def test_a_hold_written_meanwhile_is_not_asked_for_twice(self):
+        # A and B fill cn1 together from now on.
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
+            self.hosts['cn2-numa1']: {'MEMORY_MB': 4096}})
+        self.sync()
+        a = self.create_lease(self.reservation(4, affinity=True), start=0)
+        b = self.create_lease(self.reservation(3, affinity=True), start=0)
+        a_row = res_db.get(self.context, _rid(a))
+        # A's start runs elsewhere (below), not in this manager's pass.
+        a_start = blazar_db.event_get_first_sorted_by_filters(
+            'lease_id', 'asc', {'lease_id': a['id'],
+                                'event_type': 'start_lease'})
+        blazar_db.event_update(a_start['id'], {
+            'time': timeutils.utcnow() + datetime.timedelta(days=1)})
+        read, hold = resources.PlacementSlots.consumers_on, self.plugin._hold
+        holding, meanwhile = [], []
+
+        def b_holds(row, *args):
+            holding.append(row['reservation_id'])
+            return hold(row, *args)
+
+        def a_starts_as_b_reads(placement, provider):
+            found = read(placement, provider)
+            if holding == [_rid(b)] and not meanwhile:
+                # A's start, in another thread, writes its hold just after
+                # B's start read who is on cn1.
+                meanwhile.append(provider)
+                hold(a_row)
+            return found
+        self.useFixture(fixtures.MockPatchObject(
+            self.plugin, '_hold', side_effect=b_holds))
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'consumers_on', autospec=True,
+            side_effect=a_starts_as_b_reads))
+        self.assertEqual('ACTIVE', self.start(b['id'])['status'])
+        self.assertEqual([self.hosts['cn1']], meanwhile)
+        self.assertEqual(409, self.boot('cn1', 1024))
+
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""
         uuid = self.hosts[host]
