@@ -165,10 +165,18 @@ class PlacementSlots:
             for consumer, (generation, allocations, project_id)
             in writes.items()}
         response = self._call('POST', '/allocations', json=body,
-                              ok=(204, 409),
+                              ok=(204, 404, 409),
                               microversion=GENERATIONS_MICROVERSION)
         if response.status_code == 204:
             return True
+        if response.status_code == 404:
+            if 'No such consumer' in response.text:
+                # A consumer read with a generation is gone since
+                # (another writer removed its last allocation): again.
+                return False
+            raise PlacementFailure(status=404, method='POST',
+                                   url='/allocations',
+                                   body=response.text[:500])
         try:
             errors = response.json().get('errors', [])
         except ValueError:

@@ -46,6 +46,12 @@ class WriteAllocationsTests(base.TestCase):
         self.assertFalse(self.write(409, json.dumps({'errors': [{
             'code': resources.CONCURRENT_UPDATE}]})))
 
+    def test_a_consumer_removed_meanwhile_is_read_again(self):
+        # Written under the generation read, it has no allocation left
+        # since: Placement knows it no more. Seen in the soak as a 500.
+        self.assertFalse(self.write(404, json.dumps({'errors': [{
+            'detail': 'No such consumer(s): c1.'}]})))
+
     def test_no_room_is_refused(self):
         self.assertRaises(resources.PlacementFailure, self.write, 409,
                           json.dumps({'errors': [{
