@@ -11,7 +11,7 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Offerings (blazar.offerings) at 1,000 hosts x 10,000 reservations.
+"""Offerings (reservations.offerings) at 1,000 hosts x 10,000 reservations.
 
 The data of bench_instance_plugin (bench/dataset.py, its seed), loaded
 into the ledger by its helpers. "slots": the 5 earliest windows of 1-20
@@ -45,7 +45,7 @@ FULL, QUICK = 40, 10
 
 def _pools(data):
     """One host flavor pool of every host of the dataset."""
-    from pcloud_plugin.blazar import host_requests
+    from pcloud_plugin.reservations import host_requests
 
     pool = types.SimpleNamespace(
         name=codec.pool_name('bench'), uuid='pool-bench',
@@ -71,7 +71,7 @@ def _time(queries):
 def run(quick=False):
     instances._configure_blazar()
     # Blazar's modules only once its options are registered (as there).
-    from pcloud_plugin.blazar import offerings
+    from pcloud_plugin.reservations import offerings
     from pcloud_plugin.reservations import slots as slots_mod
 
     n = QUICK if quick else FULL

@@ -37,6 +37,16 @@ class Invalid(PcloudException):
     code = 400
 
 
+class InvalidTerm(Invalid):
+    """A term of a reservation, named with what is wrong with it."""
+    msg_fmt = 'Malformed parameter %(param)s'
+
+
+class MissingTerm(Invalid):
+    """Terms a reservation must have, named."""
+    msg_fmt = 'Missing parameter %(param)s'
+
+
 class InvalidWindow(Invalid):
     msg_fmt = 'Invalid window: %(reason)s'
 

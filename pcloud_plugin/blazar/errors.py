@@ -89,19 +89,34 @@ for _refusal in (CapacityRefused, PoolTooSmall, QuotaRefused,
 
 
 @contextlib.contextmanager
+def _bad_terms():
+    """Around a call into the reservation domain: its refusals of terms
+
+    as Blazar's own (400, the same message).
+    """
+    try:
+        yield
+    except exception.MissingTerm as e:
+        raise mgr_exc.MissingParameter(param=e.kwargs['param']) from e
+    except exception.InvalidTerm as e:
+        raise mgr_exc.MalformedParameter(param=e.kwargs['param']) from e
+    except exception.Invalid as e:
+        # A term the ledger cannot hold (a window that ends before it
+        # starts...): the request's fault.
+        raise mgr_exc.MalformedParameter(param=e.message) from e
+
+
+@contextlib.contextmanager
 def update_refusals():
     """Around an update_reservation: a capacity refusal becomes
 
     CantUpdateParameter with the same message (see above).
     """
     try:
-        yield
+        with _bad_terms():
+            yield
     except (CapacityRefused, QuotaRefused) as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
-    except exception.Invalid as e:
-        # A term the ledger cannot hold (a window that ends before it
-        # starts...): the update's fault, not the lease's.
-        raise mgr_exc.MalformedParameter(param=e.message) from e
     except UNREACHABLE_ERRORS as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.
         LOG.warning('Lease update refused: %s', e)
@@ -123,10 +138,14 @@ def record_to_update(get, ctx, reservation_id, not_found):
 
 
 @contextlib.contextmanager
-def unreachable_refused():
-    """Around an admission: an unreachable Nova or Placement is a 503."""
+def admission_refusals():
+    """Around an admission: bad terms are Blazar's 400s (as in updates),
+
+    an unreachable Nova or Placement a 503.
+    """
     try:
-        yield
+        with _bad_terms():
+            yield
     except UNREACHABLE_ERRORS as e:
         LOG.warning('Reservation refused: %s', e)
         raise CloudUnreachable() from e

@@ -50,7 +50,6 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.cloud import promises
 from pcloud_plugin import conf
@@ -59,6 +58,7 @@ from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ BEST-EFFORT
 
 Hosts are handed over empty of other projects' instances, which
 BEST-EFFORT reservations may move away first (blazar.host_vacate).
-Parameters and eligibility are in blazar.host_requests.
+Parameters and eligibility are in reservations.host_requests.
 
 A host is eligible when it is in the host flavor's pool, in no pcloud
 except through a lease, in the availability zone, and has the traits on
@@ -74,13 +74,11 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
-from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import terms
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
@@ -96,6 +94,8 @@ from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import host_requests as asked
+from pcloud_plugin.reservations import terms
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -315,7 +315,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
 
         A BEST-EFFORT one that cannot be met now answers what is free.
         """
-        with errors.unreachable_refused():
+        with errors.admission_refusals():
             return self._candidates(values)
 
     def _candidates(self, values):
@@ -342,7 +342,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
 
     def reserve_resource(self, reservation_id, values):
         with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
-                errors.unreachable_refused():
+                errors.admission_refusals():
             faults.step(ADMISSION, 'reserve')
             return self._reserve(reservation_id, values)
 

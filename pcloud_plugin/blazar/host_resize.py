@@ -52,7 +52,6 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
@@ -66,6 +65,7 @@ from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import host_requests as asked
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

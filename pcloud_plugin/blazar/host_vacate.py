@@ -30,12 +30,12 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_requests as asked
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_requests as asked
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -52,7 +52,6 @@ from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.blazar import terms
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
@@ -67,6 +66,7 @@ from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import slots as slots_mod
+from pcloud_plugin.reservations import terms
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -277,7 +277,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         enforcement), then calls reserve_resource: the plan is kept for
         that call, which claims it or, if it went stale, places again.
         """
-        with errors.unreachable_refused():
+        with errors.admission_refusals():
             return self._candidates(values)
 
     def _candidates(self, values):
@@ -353,7 +353,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
     def reserve_resource(self, reservation_id, values):
         with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
-                errors.unreachable_refused():
+                errors.admission_refusals():
             return self._reserve(reservation_id, values)
 
     def _reserve(self, reservation_id, values):

@@ -30,10 +30,7 @@ import threading
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import allocations
 from pcloud_plugin.blazar.api import policy
-from pcloud_plugin.blazar import host_requests
-from pcloud_plugin.blazar import offerings
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import nova as nova_client
@@ -45,6 +42,9 @@ from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import service as service_mod
+from pcloud_plugin.reservations import allocations
+from pcloud_plugin.reservations import host_requests
+from pcloud_plugin.reservations import offerings
 from pcloud_plugin.reservations import slots as slots_mod
 
 CONF = conf.CONF

@@ -41,11 +41,11 @@ from oslo_utils import uuidutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_plugin
-from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.tests.functional.blazar import base
 
 ENTRY_POINT = 'pcloud.host'

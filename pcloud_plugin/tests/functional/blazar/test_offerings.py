@@ -31,8 +31,6 @@ import types
 
 import sqlalchemy as sa
 
-from pcloud_plugin.blazar import host_requests
-from pcloud_plugin.blazar import offerings
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -40,6 +38,8 @@ from pcloud_plugin.db import models
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_requests
+from pcloud_plugin.reservations import offerings
 from pcloud_plugin.reservations import slots as slots_mod
 from pcloud_plugin.tests import base
 

@@ -16,7 +16,7 @@
 
 (issue 18), with the real ``openstack`` commands: an active lease grows
 and shrinks through Blazar's lease update (blazar.host_resize), and an
-admin sees which leases hold each host (blazar.allocations). The
+admin sees which leases hold each host (reservations.allocations). The
 in-process tests (functional/blazar/test_host_lease_resize.py and the
 allocation ones) cover the rest.
 """

@@ -23,7 +23,6 @@ earliest window in which one would be admitted, from the ledger.
 import collections
 import datetime
 
-from blazar.manager import exceptions as mgr_exc
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
@@ -50,7 +49,7 @@ _NONE = ('', 'none', 'null')
 
 
 def malformed(field, reason):
-    return mgr_exc.MalformedParameter(param='%s (%s)' % (field, reason))
+    return exception.InvalidTerm(param='%s (%s)' % (field, reason))
 
 
 def _int(value, field, minimum):
@@ -117,7 +116,7 @@ def parse_params(values, current=None):
     missing = [p for p in REQUIRED if p not in values
                and (current is None or p not in current)]
     if missing:
-        raise mgr_exc.MissingParameter(param=','.join(missing))
+        raise exception.MissingTerm(param=','.join(missing))
     merged = dict(OPTIONAL)
     merged.update((p, current[p]) for p in PARAMS
                   if current is not None and p in current)

@@ -30,7 +30,7 @@ capacity is freed, not the same window shifted by a second; windows may
 overlap one another.
 
 Each start is checked by what admission uses: for whole hosts the
-eligible hosts of blazar.host_requests and capacity.host_windows' free
+eligible hosts of reservations.host_requests and capacity.host_windows' free
 test, for slots reservations.slots.place_indexed() on the ledger's slot index
 (or place() over the window's forest where the index cannot tell), with
 the exclusions admission makes (pclouds, host flavor pools,
@@ -46,7 +46,6 @@ import datetime
 
 import sqlalchemy as sa
 
-from pcloud_plugin.blazar import host_requests
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import conf
@@ -54,6 +53,7 @@ from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import models
 from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import slots as slots_mod
 
 CONF = conf.CONF

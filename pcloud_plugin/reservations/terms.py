@@ -13,8 +13,6 @@
 #    under the License.
 """Lease terms both plugins read the same way."""
 
-from blazar.manager import exceptions as mgr_exc
-
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import exception
 
@@ -29,6 +27,6 @@ def lease_window(start, end):
     try:
         window_mod.Window.of(start, end)
     except exception.InvalidWindow as e:
-        raise mgr_exc.MalformedParameter(param='%s_date (%s)' % (
+        raise exception.InvalidTerm(param='%s_date (%s)' % (
             e.kwargs.get('field', 'start'), e.kwargs['reason']))
     return start, end
