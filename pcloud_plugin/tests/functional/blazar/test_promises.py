@@ -98,21 +98,33 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
 
-    def test_a_start_before_the_end_of_the_lease_before_it(self):
-        # Back to back on cn1, whole: A from now to 60 minutes, B after.
+    def back_to_back(self, start_first=True):
+        """A on the whole of cn1 for 60 minutes from now, B after it; the
+
+        clock past A's end. (A, B)
+        """
         a = self.create_lease(self.reservation(7, affinity=True), start=0,
                               end=60)
-        self.start(a['id'])
+        if start_first:
+            self.start(a['id'])
+        else:
+            # A's start died after writing its hold; Blazar runs it again
+            # later (reconcile puts its event back to do).
+            self.plugin._place_slots(res_db.get(self.context, _rid(a)))
         b = self.create_lease(self.reservation(7, affinity=True), start=60,
                               end=120)
         self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
             self.context, _rid(b))['amounts']))
-        # Past both events, Blazar runs B's start in a pass of starts
-        # that began before A's end came due: A's hold is still in
-        # Placement, and B's beside it is more than cn1 has.
         timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
             minutes=61))
         self.addCleanup(timeutils.clear_time_override)
+        return a, b
+
+    def test_a_start_before_the_end_of_the_lease_before_it(self):
+        # Past both events, Blazar runs B's start in a pass of starts
+        # that began before A's end came due: A's hold is still in
+        # Placement, and B's beside it is more than cn1 has.
+        a, b = self.back_to_back()
         self.assertEqual(status.event.DONE,
                          self.start_before_due_ends(b['id'])['status'])
         self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
@@ -126,14 +138,7 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
 
     def test_a_hold_that_outlived_its_claim_gives_way_to_a_start(self):
-        a = self.create_lease(self.reservation(7, affinity=True), start=0,
-                              end=60)
-        self.start(a['id'])
-        b = self.create_lease(self.reservation(7, affinity=True), start=60,
-                              end=120)
-        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
-            minutes=61))
-        self.addCleanup(timeutils.clear_time_override)
+        a, b = self.back_to_back()
         # A's end cannot run: its lease is mid-change (an update, or its
         # manager died in one), and Blazar skips its events.
         blazar_db.lease_update(a['id'], {'status': status.lease.UPDATING})
@@ -147,16 +152,7 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
 
     def test_a_start_that_died_midway_and_ended_gives_way(self):
-        a = self.create_lease(self.reservation(7, affinity=True), start=0,
-                              end=60)
-        # A's start died after writing its hold; Blazar runs it again
-        # later (reconcile puts its event back to do).
-        self.plugin._place_slots(res_db.get(self.context, _rid(a)))
-        b = self.create_lease(self.reservation(7, affinity=True), start=60,
-                              end=120)
-        timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
-            minutes=61))
-        self.addCleanup(timeutils.clear_time_override)
+        a, b = self.back_to_back(start_first=False)
         self.assertEqual(status.event.DONE,
                          self.start_before_due_ends(b['id'])['status'])
         self.assertEqual({}, self.placement.client.get(
