@@ -183,12 +183,12 @@ class Soak(base.TestCase):
     def setUp(self):
         super().setUp()
         if os.environ.get('PCLOUD_SOAK') != '1':
-            # Green alone, but beside it on the other CI worker a sandbox
-            # story failed once (test_capacity_truth: its mirror never saw
-            # a compute grow); suspected: a port the soak's restarts free
-            # taken by the other sandbox. Not yet run in CI until known.
-            self.skipTest('the soak runs with PCLOUD_SOAK=1 (another '
-                          'sandbox story failed beside it: issue 28)')
+            # On SQLite about one run in three still sends a lease to
+            # ERROR: a start that Placement refuses though nothing
+            # outlived is on the host (the log says what Placement had).
+            # Not in CI until that is found.
+            self.skipTest('the soak runs with PCLOUD_SOAK=1 (a start '
+                          'still refused now and then: issue 28)')
         # Minutes of load, then a settling: longer than OS_TEST_TIMEOUT
         # (a new alarm replaces it).
         self.useFixture(fixtures.Timeout(SECONDS + 900, gentle=True))
