@@ -145,9 +145,14 @@ def promised(claims, now, holds, placed=None):
             continue
         spans[rp, rc].append((max(start, now), end, used))
         # A hold being dropped carries nothing: its claim is promised.
-        in_placement = (state in _HELD_STATES if placed is None
-                        else rid in placed.get(rp, ()))
-        if in_placement and start <= now and rid not in holds:
+        if placed is None:
+            in_placement = state in _HELD_STATES and start <= now
+        else:
+            # Its hold is there: it carries the claim from now, whatever
+            # the claim's start says (an update that starts an active
+            # claim again "now" may have a now a second after ours).
+            in_placement = rid in placed.get(rp, ())
+        if in_placement and rid not in holds:
             held[rp, rc] += used
     for amounts, end in holds.values():
         for rp, resources_ in amounts.items():

@@ -76,6 +76,15 @@ class PromisedTests(base.TestCase):
         self.assertEqual({'rp': {'MEMORY_MB': 100}}, promises.promised(
             claims, NOW, {}, placed={'rp': set()}))
 
+    def test_a_hold_placement_has_carries_a_claim_restarted_after_now(self):
+        # An update of an active reservation started its claim again at
+        # its own now, a second after this writer's: the hold carries it.
+        claims = [(
+            'rp', 'MEMORY_MB', NOW + datetime.timedelta(seconds=1), _at(2),
+            100, 'a', res_db.ACTIVE), _claim(1, 3, 30, 'b')]
+        self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
+            claims, NOW, {}, placed={'rp': {'a': {'MEMORY_MB': 100}}}))
+
     def test_holds_being_written_replace_their_claims(self):
         claims = [_claim(0, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
         hold = {'rp': {'MEMORY_MB': 99}}
