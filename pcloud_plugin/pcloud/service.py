@@ -117,12 +117,21 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         Placement and answers 409 when a concurrent request updated the
         same compute node's provider there first (allocations racing for
         one host do exactly that): such a call is tried again after a
-        short random pause.
+        short random pause. A host to remove that is not there is out.
         """
         attempts = self.conf.pcloud.allocate_retries + 1
+        removing = func == self.nova.aggregates.remove_host
         for attempt in range(attempts):
             try:
                 return func(agg, host)
+            except nova_exc.NotFound:
+                if not removing:
+                    raise
+                # Not in the aggregate (any more): an earlier try that
+                # Nova carried out though its answer was lost.
+                LOG.info('Host %s was already out of aggregate %s', host,
+                         getattr(agg, 'id', agg))
+                return None
             except nova_exc.Conflict:
                 if attempt == attempts - 1:
                     raise

@@ -457,6 +457,20 @@ class HostTests(ServiceTestCase):
         self.assertEqual([], self._agg().hosts)
         self.assertEqual(3, len(attempts))
 
+    def test_a_host_already_out_of_the_aggregate_is_released(self):
+        # Nova carried out an earlier removal whose answer was lost (it
+        # was killed as it answered): the soak saw a 502 for this.
+        self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
+        real_remove = self.nova.aggregates.remove_host
+
+        def remove_host(agg, host):
+            real_remove(agg, host)
+            return real_remove(agg, host)
+        self.nova.aggregates.remove_host = remove_host
+        self.service.release_host(ALICE, self.pcloud, 'a')
+        self.assertEqual([], self._agg().hosts)
+        self.assertEqual([], self.service.list_hosts(ALICE, self.pcloud))
+
     def test_interrupted_release_is_finished_by_a_retry(self):
         self.service.allocate_host(ALICE, self.pcloud, 'a', 'big')
         self.nova.fail_next('set_metadata')
