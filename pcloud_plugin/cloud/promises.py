@@ -41,6 +41,8 @@ its hold without a moment where a boot could slip in between.
 
 import collections
 import functools
+import random
+import time
 import uuid
 
 from oslo_log import log as logging
@@ -60,6 +62,10 @@ _HELD_STATES = (res_db.ACTIVE, res_db.ENDING)
 _RETRIES = 10
 # The most allocations one provider's promise is written in (pieces).
 _MAX_PIECES = 64
+# Seconds, times the attempt: the most a writer waits after a conflict.
+_BACKOFF = 0.05
+_RANDOM = random.Random()
+_sleep = time.sleep
 
 
 class NoRoomInPlacement(exception.Conflict):
@@ -241,6 +247,8 @@ class Promises:
                         uuids=named, detail=e.kwargs.get('body', ''))
                 raise
             LOG.debug('Concurrent writer on %s; again', sorted(writes))
+            # Apart from the other writers, which read again as well.
+            _sleep(_RANDOM.uniform(0, _BACKOFF * (_attempt + 1)))
         raise resources.PlacementFailure(
             status=409, method='POST', url='/allocations',
             body='gave up after %d generation conflicts' % _RETRIES)

@@ -19,6 +19,9 @@ against a brute-force walk over every moment that matters.
 
 import datetime
 import random
+from unittest import mock
+
+import fixtures
 
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.db import reservations as res_db
@@ -168,3 +171,30 @@ class PiecesTest(base.TestCase):
         self.assertLessEqual(names, promises.promise_consumers('rp'))
         self.assertNotIn(promises.promise_consumer('rp2'),
                          promises.promise_consumers('rp'))
+
+
+class SyncTests(base.TestCase):
+    """Writers that meet one another read again, apart in time."""
+
+    def test_a_concurrent_writer_is_met_by_reading_again_later(self):
+        hour = datetime.timedelta(hours=1)
+        later = datetime.datetime.utcnow() + hour
+        placement = mock.Mock()
+        placement.consumers_on.return_value = {}
+        placement.allocations_of.return_value = (None, {})
+        # Two lost races to other writers, then written.
+        placement.write_allocations.side_effect = [False, False, True]
+        self.useFixture(fixtures.MockPatch(
+            'pcloud_plugin.db.api.max_units', return_value={}))
+        self.useFixture(fixtures.MockPatch(
+            'pcloud_plugin.db.reservations.claims_on',
+            return_value=[('rp', 'MEMORY_MB', later, later + hour, 100, 'r',
+                           res_db.RESERVED)]))
+        waits = self.useFixture(fixtures.MockPatchObject(
+            promises, '_sleep')).mock
+        promises.Promises(placement, None).sync(['rp'])
+        self.assertEqual(3, placement.write_allocations.call_count)
+        self.assertEqual(2, waits.call_count)
+        first, second = [c.args[0] for c in waits.call_args_list]
+        self.assertLessEqual(first, promises._BACKOFF)
+        self.assertLessEqual(second, 2 * promises._BACKOFF)
