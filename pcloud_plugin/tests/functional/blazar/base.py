@@ -281,11 +281,16 @@ class BlazarTestCase(base.LedgerTestCase):
         with self.blazar_context():
             self.manager.delete_lease(lease_id=lease_id)
 
-    def run_event(self, lease_id, event_type):
-        """Make a lease's event due now and let the manager run it."""
-        event = blazar_db.event_get_first_sorted_by_filters(
+    @staticmethod
+    def event(lease_id, event_type):
+        """A lease's event of this type, as Blazar's database has it."""
+        return blazar_db.event_get_first_sorted_by_filters(
             'lease_id', 'asc', {'lease_id': lease_id,
                                 'event_type': event_type})
+
+    def run_event(self, lease_id, event_type):
+        """Make a lease's event due now and let the manager run it."""
+        event = self.event(lease_id, event_type)
         blazar_db.event_update(event['id'], {
             'time': timeutils.utcnow() - datetime.timedelta(seconds=1)})
         self.manager._process_events()
@@ -297,9 +302,7 @@ class BlazarTestCase(base.LedgerTestCase):
         began before other leases' ends came due: those wait for the next
         pass. The start event, after.
         """
-        event = blazar_db.event_get_first_sorted_by_filters(
-            'lease_id', 'asc', {'lease_id': lease_id,
-                                'event_type': 'start_lease'})
+        event = self.event(lease_id, 'start_lease')
         asyncio.run(self.manager._process_events_concurrently([event]))
         return blazar_db.event_get(event['id'])
 

@@ -172,9 +172,7 @@ class PromiseTests(base.BlazarTestCase):
         b = self.create_lease(self.reservation(3, affinity=True), start=0)
         a_row = res_db.get(self.context, _rid(a))
         # A's start runs elsewhere (below), not in this manager's pass.
-        a_start = blazar_db.event_get_first_sorted_by_filters(
-            'lease_id', 'asc', {'lease_id': a['id'],
-                                'event_type': 'start_lease'})
+        a_start = self.event(a['id'], 'start_lease')
         blazar_db.event_update(a_start['id'], {
             'time': timeutils.utcnow() + datetime.timedelta(days=1)})
         read, hold = resources.PlacementSlots.consumers_on, self.plugin._hold
