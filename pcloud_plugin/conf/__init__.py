@@ -20,22 +20,9 @@ entry point (console script, plugin loaded by nova or blazar) sees them all.
 
 from oslo_config import cfg
 
-from pcloud_plugin.conf import database
-from pcloud_plugin.conf import host_reservation
-from pcloud_plugin.conf import instance_reservation
-from pcloud_plugin.conf import ledger
-from pcloud_plugin.conf import nova
-from pcloud_plugin.conf import oslo_limit
-from pcloud_plugin.conf import pcloud
-from pcloud_plugin.conf import placement
+from pcloud_plugin.conf import opts
 
 CONF = cfg.CONF
 
-database.register_opts(CONF)
-host_reservation.register_opts(CONF)
-instance_reservation.register_opts(CONF)
-ledger.register_opts(CONF)
-nova.register_opts(CONF)
-oslo_limit.register_opts(CONF)
-pcloud.register_opts(CONF)
-placement.register_opts(CONF)
+for _module in opts.MODULES:
+    opts.register(CONF, _module)

@@ -21,11 +21,4 @@ and blazar-manager, whose [database] is theirs.
 from oslo_db import options as db_options
 
 GROUP = 'pcloud_database'
-
-
-def register_opts(conf):
-    conf.register_opts(db_options.database_opts, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: db_options.database_opts}
+OPTS = db_options.database_opts

@@ -22,7 +22,7 @@ from oslo_config import cfg
 
 GROUP = 'pcloud_host'
 
-host_opts = [
+OPTS = [
     cfg.IntOpt('admission_retries',
                default=5, min=0,
                help='How many times an admission that lost a race with a '
@@ -55,11 +55,3 @@ host_opts = [
                      'have room for all of them. Off: such hosts are '
                      'leased with the instances still on them.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_opts(host_opts, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: host_opts}

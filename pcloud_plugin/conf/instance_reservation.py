@@ -22,7 +22,7 @@ from oslo_config import cfg
 
 GROUP = 'pcloud_instance'
 
-instance_opts = [
+OPTS = [
     cfg.IntOpt('admission_retries',
                default=5, min=0,
                help='How many times an admission that lost a race with a '
@@ -43,11 +43,3 @@ instance_opts = [
                     'were booted into the reservation still run). 0 turns '
                     'the periodic retry off; lease events still retry it.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_opts(instance_opts, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: instance_opts}

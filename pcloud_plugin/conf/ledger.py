@@ -16,18 +16,10 @@ from oslo_config import cfg
 
 GROUP = 'ledger'
 
-ledger_opts = [
+OPTS = [
     cfg.IntOpt('claim_retries',
                default=10, min=0,
                help='How many times a claim, release or change that lost a '
                     'generation race with a concurrent writer is retried '
                     'before it fails with ConcurrentUpdateDetected.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_opts(ledger_opts, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: ledger_opts}

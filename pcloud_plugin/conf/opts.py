@@ -12,7 +12,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Entry point for oslo-config-generator (oslo.config.opts)."""
+"""Every option module: registered on import of the package, and listed
+
+for oslo-config-generator (its oslo.config.opts entry point).
+"""
 
 from pcloud_plugin.conf import database
 from pcloud_plugin.conf import host_reservation
@@ -23,13 +26,29 @@ from pcloud_plugin.conf import oslo_limit
 from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
-_MODULES = (database, host_reservation, instance_reservation, ledger, nova,
-            oslo_limit, pcloud, placement)
+MODULES = (database, host_reservation, instance_reservation, ledger, nova,
+           oslo_limit, pcloud, placement)
+
+
+# A module of plain options says GROUP and OPTS; one whose options come
+# with more to register (keystoneauth's, oslo.limit's) has its own
+# register_opts and list_opts.
+def register(conf, module):
+    if hasattr(module, 'OPTS'):
+        conf.register_opts(module.OPTS, group=module.GROUP)
+    else:
+        module.register_opts(conf)
+
+
+def _listed(module):
+    if hasattr(module, 'OPTS'):
+        return {module.GROUP: module.OPTS}
+    return module.list_opts()
 
 
 def list_opts():
     groups = {}
-    for module in _MODULES:
-        for group, opts in module.list_opts().items():
+    for module in MODULES:
+        for group, opts in _listed(module).items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

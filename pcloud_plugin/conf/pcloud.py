@@ -20,7 +20,7 @@ from oslo_config import types
 
 GROUP = 'pcloud'
 
-pcloud_opts = [
+OPTS = [
     cfg.IntOpt('allocate_retries',
                default=5, min=0,
                help='How many more times a host allocation is tried after '
@@ -147,11 +147,3 @@ pcloud_opts = [
                     'aggregate with an availability zone. Must match '
                     'nova.conf [DEFAULT] default_availability_zone.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_opts(pcloud_opts, group=GROUP)
-
-
-def list_opts():
-    return {GROUP: pcloud_opts}
