@@ -35,10 +35,10 @@ import time
 
 from blazar import exceptions as blazar_exc
 from blazar.manager import exceptions as mgr_exc
-from keystoneauth1 import exceptions as ks_exc
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from pcloud_plugin import clients
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import cloud as cloud_mod
 
@@ -49,7 +49,7 @@ _sleep = time.sleep
 UNREACHABLE = 'Nova or Placement cannot be reached; try again later.'
 # Raised when they cannot be: by keystoneauth, or by the Pcloud service
 # (which our plugins also call) that wraps it.
-UNREACHABLE_ERRORS = (ks_exc.ConnectionError, exception.NovaError,
+UNREACHABLE_ERRORS = (clients.NoConnection, exception.NovaError,
                       exception.PlacementUnreachable)
 
 

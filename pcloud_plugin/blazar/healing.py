@@ -45,12 +45,12 @@ import collections
 
 from blazar.db import api as blazar_db
 from blazar import status
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
@@ -381,7 +381,7 @@ def _leave_hosts(plugin, row, hosts):
                 nova.nova.aggregates.remove_host(
                     row['aggregate_id'], nova.service_host(
                         slot['host_uuid'], slot['host_name']))
-        except nova_exc.NotFound:
+        except nova_client.NotFound:
             pass
         except Exception:
             LOG.exception('Could not take reservation %s off %s',
@@ -544,7 +544,7 @@ def _replace_hosts(plugin, row, movable, failures):
         try:
             plugin.nova().aggregates.remove_host(row['aggregate_id'],
                                                  host['service_host'])
-        except nova_exc.NotFound:
+        except nova_client.NotFound:
             pass
         except Exception:
             LOG.exception('Could not take %s out of the aggregate of '

@@ -20,13 +20,13 @@ _ctx, _blazar_status, _notify, ...) it uses.
 """
 
 from blazar.manager import exceptions as mgr_exc
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import reconcile
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
@@ -108,7 +108,7 @@ class Lifecycle(object):
     def _add_host(self, aggregate_id, host):
         try:
             self.nova().aggregates.add_host(aggregate_id, host)
-        except nova_exc.Conflict:
+        except nova_client.Conflict:
             pass  # already a member
 
     def _leave(self, row):
@@ -145,7 +145,7 @@ class Lifecycle(object):
                     try:
                         nova.aggregates.remove_host(pcloud.id,
                                                     host['service_host'])
-                    except nova_exc.NotFound:
+                    except nova_client.NotFound:
                         pass
                     faults.step(reconcile.LEASE_END, 'forget')
                     nova.aggregates.set_metadata(pcloud.id, {

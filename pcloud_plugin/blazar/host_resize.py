@@ -47,7 +47,6 @@ claim was made, a shrink whose hosts left), else undone; one that raised
 import datetime
 
 from blazar.manager import exceptions as mgr_exc
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
@@ -55,6 +54,7 @@ from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -281,7 +281,7 @@ def _take_out(plugin, row, hosts):
             try:
                 plugin.nova().aggregates.remove_host(row['aggregate_id'],
                                                      host['service_host'])
-            except nova_exc.NotFound:
+            except nova_client.NotFound:
                 pass  # not (or no longer) a member
         # Its lease aggregate stays: only this host leaves the pcloud.
         done = plugin._leave(dict(row, hosts=[host], aggregate_id=None)) \

@@ -25,11 +25,11 @@ in place of occupied ones at its start. A mixin of PcloudHostPlugin.
 """
 
 from blazar.manager import exceptions as mgr_exc
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
@@ -210,7 +210,7 @@ class Vacating(object):
                      server.id)
             try:
                 self.nova().servers.live_migrate(server, None, 'auto')
-            except nova_exc.ClientException as e:
+            except nova_client.ClientException as e:
                 LOG.warning('Reservation %s: Nova refused to live-migrate '
                             'instance %s: %s', rid, server.id, e)
                 records[server.id]['status'] = FAILED

@@ -14,4 +14,13 @@
 
 """keystoneauth sessions and adapters for Nova and Placement, from
 [pcloud_nova] and [pcloud_placement]. Imports only conf of ours.
+
+The errors the services' client libraries raise are named here and in
+clients.nova, so that the rest of the code catches them without
+importing those libraries.
 """
+
+from keystoneauth1 import exceptions as ks_exc
+
+# No connection to a service (down, restarting, unreachable).
+NoConnection = ks_exc.ConnectionError

@@ -16,6 +16,7 @@
 
 from keystoneauth1 import loading as ks_loading
 from novaclient import client as nova_client
+from novaclient import exceptions as nova_exc
 
 from pcloud_plugin import conf
 from pcloud_plugin.conf import nova as nova_conf
@@ -25,6 +26,11 @@ CONF = conf.CONF
 # 2.41: aggregates carry uuids; 2.53: services and hypervisors addressed by
 # uuid, hypervisors listed with their servers.
 MICROVERSION = '2.53'
+
+# What a Nova call raises when Nova answers with an error.
+ClientException = nova_exc.ClientException
+NotFound = nova_exc.NotFound
+Conflict = nova_exc.Conflict
 
 
 def get_client(conf_=None, auth=None):

@@ -22,14 +22,14 @@ import collections
 import contextlib
 import threading
 
-from keystoneauth1 import exceptions as ks_exc
-from novaclient import exceptions as nova_exc
 
+from pcloud_plugin import clients
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 
 # What a Nova call raises when Nova refuses it or cannot be reached.
-NOVA_FAILURES = (nova_exc.ClientException, ks_exc.ConnectionError)
+NOVA_FAILURES = (nova_client.ClientException, clients.NoConnection)
 
 
 def unreachable(error):
@@ -37,7 +37,7 @@ def unreachable(error):
 
     connection, or its 503), not that it refused or failed the call.
     """
-    return (isinstance(error, (ks_exc.ConnectionError,
+    return (isinstance(error, (clients.NoConnection,
                                exception.NovaUnreachable,
                                exception.PlacementUnreachable))
             or getattr(error, 'code', None) == 503

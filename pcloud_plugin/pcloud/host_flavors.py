@@ -18,8 +18,8 @@ and deletes host flavors and puts hosts in and out of their pools.
 Imports aggregates and cloud of ours.
 """
 
-from novaclient import exceptions as nova_exc
 
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import cloud as cloud_mod
@@ -42,7 +42,7 @@ class HostFlavors(object):
         name = codec.pool_name(flavor.id)
         try:
             agg = self.nova.aggregates.create(name, None)
-        except nova_exc.Conflict:
+        except nova_client.Conflict:
             agg = self._adoptable(name)
             if agg is None:
                 raise exception.HostFlavorExists(flavor_id=flavor.id)

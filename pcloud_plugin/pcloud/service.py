@@ -26,13 +26,13 @@ disabled, so the filter lets nothing onto it until its owner says so.
 import random
 import time
 
-from keystoneauth1 import exceptions as ks_exc
-from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin import clients
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
 from pcloud_plugin import exception
@@ -99,7 +99,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
     def _placement_call(action, func, *args):
         try:
             return func(*args)
-        except ks_exc.ConnectionError as e:
+        except clients.NoConnection as e:
             raise exception.PlacementUnreachable(action=action, reason=e)
 
     def _cloud(self):
@@ -124,7 +124,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         for attempt in range(attempts):
             try:
                 return func(agg, host)
-            except nova_exc.NotFound:
+            except nova_client.NotFound:
                 if not removing:
                     raise
                 # Not in the aggregate (any more): an earlier try that
@@ -132,7 +132,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                 LOG.info('Host %s was already out of aggregate %s', host,
                          getattr(agg, 'id', agg))
                 return None
-            except nova_exc.Conflict:
+            except nova_client.Conflict:
                 if attempt == attempts - 1:
                     raise
                 time.sleep(_RANDOM.uniform(
@@ -182,7 +182,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         """uuids of the instances on a hypervisor."""
         try:
             found = self.nova.hypervisors.search(hostname, servers=True)
-        except nova_exc.NotFound:
+        except nova_client.NotFound:
             return []
         except cloud_mod.NOVA_FAILURES as e:
             raise cloud_mod.nova_failure('list servers of a host', e)
