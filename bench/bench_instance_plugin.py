@@ -344,7 +344,7 @@ class _Placement(object):
         def json(self):
             return {'uuid': self.uuid, 'generation': 0}
 
-    def get(self, url, **kwargs):
+    def request(self, url, method, **kwargs):
         return self._Answer(url.rsplit('/', 1)[-1])
 
 

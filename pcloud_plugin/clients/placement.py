@@ -42,17 +42,28 @@ def get_adapter(conf_=None):
         conf_, group, session=session, auth=auth)
 
 
-class PlacementError(exception.PcloudException):
-    msg_fmt = 'Placement answered %(status)s to GET %(url)s: %(body)s'
+class PlacementFailure(exception.PcloudException):
+    msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
+               '%(body)s')
     code = 502
 
 
+def call(adapter, method, url, json=None, ok=(200, 201, 204),
+         microversion=MICROVERSION):
+    """Placement's response, or PlacementFailure if its status is not ok.
+
+    The one way our code calls Placement's REST API.
+    """
+    response = adapter.request(url, method, json=json,
+                               microversion=microversion, raise_exc=False)
+    if response.status_code not in ok:
+        raise PlacementFailure(status=response.status_code, method=method,
+                               url=url, body=response.text[:500])
+    return response
+
+
 def _get(adapter, url):
-    response = adapter.get(url, microversion=MICROVERSION, raise_exc=False)
-    if response.status_code != 200:
-        raise PlacementError(status=response.status_code, url=url,
-                             body=response.text[:500])
-    return response.json()
+    return call(adapter, 'GET', url).json()
 
 
 def list_providers(adapter):
@@ -131,17 +142,12 @@ def set_allocation_ratios(adapter, provider_name, ratios, retries=10):
         previous = {rc: inventories[rc]['allocation_ratio'] for rc in ratios}
         for rc, ratio in ratios.items():
             inventories[rc]['allocation_ratio'] = ratio
-        response = adapter.put(url, json={
+        response = call(adapter, 'PUT', url, json={
             'resource_provider_generation':
                 current['resource_provider_generation'],
-            'inventories': inventories},
-            microversion=MICROVERSION, raise_exc=False)
+            'inventories': inventories}, ok=(200, 409))
         if response.status_code == 200:
             return previous
-        if response.status_code != 409:
-            raise PlacementError(
-                message='Placement answered %s to PUT %s: %s' % (
-                    response.status_code, url, response.text[:500]))
     raise exception.ConcurrentUpdateDetected(
         attempts=retries + 1, providers=provider_name)
 

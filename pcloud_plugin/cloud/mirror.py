@@ -79,9 +79,9 @@ class _Counting(object):
         self._adapter = adapter
         self.count = 0
 
-    def get(self, *args, **kwargs):
+    def request(self, *args, **kwargs):
         self.count += 1
-        return self._adapter.get(*args, **kwargs)
+        return self._adapter.request(*args, **kwargs)
 
 
 class Mirror(object):
@@ -135,10 +135,9 @@ class Mirror(object):
             adapter = _Counting(self._adapter)
             changed = []
             for uuid in sorted(set(uuids)):
-                response = adapter.get(
-                    '/resource_providers/%s' % uuid,
-                    microversion=placement_client.MICROVERSION,
-                    raise_exc=False)
+                response = placement_client.call(
+                    adapter, 'GET', '/resource_providers/%s' % uuid,
+                    ok=(200, 404))
                 if response.status_code != 200:
                     continue  # gone: the next pass reports it
                 rp = response.json()

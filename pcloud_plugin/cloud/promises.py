@@ -49,6 +49,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
@@ -239,7 +240,7 @@ class Promises:
             try:
                 if self.placement.write_allocations(writes):
                     return
-            except resources.PlacementFailure as e:
+            except placement_client.PlacementFailure as e:
                 if e.kwargs.get('status') == 409:
                     named = resources.providers_named(e) & providers
                     raise NoRoomInPlacement(
@@ -249,6 +250,6 @@ class Promises:
             LOG.debug('Concurrent writer on %s; again', sorted(writes))
             # Apart from the other writers, which read again as well.
             _sleep(_RANDOM.uniform(0, _BACKOFF * (_attempt + 1)))
-        raise resources.PlacementFailure(
+        raise placement_client.PlacementFailure(
             status=409, method='POST', url='/allocations',
             body='gave up after %d generation conflicts' % _RETRIES)

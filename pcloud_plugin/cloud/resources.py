@@ -50,8 +50,8 @@ from novaclient import api_versions
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
 
+from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
-from pcloud_plugin import exception
 from pcloud_plugin.pcloud import partition
 
 LOG = logging.getLogger(__name__)
@@ -79,12 +79,6 @@ FLAVOR_EXTRA_SPEC = 'aggregate_instance_extra_specs:' + RESERVATION_KEY
 _RETRIES = 10
 _UUID_RE = re.compile(
     r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
-
-
-class PlacementFailure(exception.PcloudException):
-    msg_fmt = ('Placement answered %(status)s to %(method)s %(url)s: '
-               '%(body)s')
-    code = 502
 
 
 def providers_named(failure):
@@ -122,14 +116,8 @@ class PlacementSlots:
 
     def _call(self, method, url, json=None, ok=(200, 201, 204),
               microversion=PLACEMENT_MICROVERSION):
-        response = self.adapter.request(
-            url, method, json=json, microversion=microversion,
-            raise_exc=False)
-        if response.status_code not in ok:
-            raise PlacementFailure(status=response.status_code,
-                                   method=method, url=url,
-                                   body=response.text[:500])
-        return response
+        return placement_client.call(self.adapter, method, url, json=json,
+                                     ok=ok, microversion=microversion)
 
     def allocations_of(self, consumer):
         """(consumer generation or None, {provider: {class: n}})."""
@@ -154,8 +142,8 @@ class PlacementSlots:
 
         :param writes: {consumer: (generation, {provider: {class: n}},
             project id)}; empty amounts remove the consumer's
-        False when a generation moved (read again); PlacementFailure when
-        refused, 409 when a provider has no room.
+        False when a generation moved (read again); PlacementFailure
+        (clients.placement) when refused, 409 when a provider has no room.
         """
         body = {consumer: {
             'allocations': {rp: {'resources': amounts}
@@ -174,9 +162,9 @@ class PlacementSlots:
                 # A consumer read with a generation is gone since
                 # (another writer removed its last allocation): again.
                 return False
-            raise PlacementFailure(status=404, method='POST',
-                                   url='/allocations',
-                                   body=response.text[:500])
+            raise placement_client.PlacementFailure(
+                status=404, method='POST', url='/allocations',
+                body=response.text[:500])
         try:
             errors = response.json().get('errors', [])
         except ValueError:
@@ -185,8 +173,9 @@ class PlacementSlots:
             return False
         if {e.get('code') for e in errors} == {CONCURRENT_UPDATE}:
             return False
-        raise PlacementFailure(status=409, method='POST', url='/allocations',
-                               body=response.text[:500])
+        raise placement_client.PlacementFailure(
+            status=409, method='POST', url='/allocations',
+            body=response.text[:500])
 
     def ensure_class(self, rc):
         self._call('PUT', '/resource_classes/%s' % rc)
@@ -230,11 +219,10 @@ class PlacementSlots:
             if response.status_code == 200:
                 return
             # 409: someone else changed the provider; 404: it went away.
-        raise PlacementFailure(status=409, method='PUT',
-                               url='/resource_providers/%s/inventories'
-                               % child,
-                               body='gave up after %d generation conflicts'
-                               % _RETRIES)
+        raise placement_client.PlacementFailure(
+            status=409, method='PUT',
+            url='/resource_providers/%s/inventories' % child,
+            body='gave up after %d generation conflicts' % _RETRIES)
 
     def remove_slots(self, host_uuid, rc):
         """Drop rc's inventory on the host; True when gone.

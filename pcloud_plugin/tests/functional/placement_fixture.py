@@ -82,7 +82,8 @@ class Adapter:
         self.microversion = microversion
 
     def request(self, url, method, json=None, microversion=None,
-                headers=None):
+                headers=None, raise_exc=False):
+        # raise_exc: taken as keystoneauth takes it; this one never raises.
         all_headers = {
             'x-auth-token': 'admin',
             'accept': 'application/json',

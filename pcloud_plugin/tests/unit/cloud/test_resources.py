@@ -19,6 +19,7 @@ from unittest import mock
 
 import requests
 
+from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.tests import base
 
@@ -53,7 +54,7 @@ class WriteAllocationsTests(base.TestCase):
             'detail': 'No such consumer(s): c1.'}]})))
 
     def test_no_room_is_refused(self):
-        self.assertRaises(resources.PlacementFailure, self.write, 409,
+        self.assertRaises(placement_client.PlacementFailure, self.write, 409,
                           json.dumps({'errors': [{
                               'code': 'placement.undefined_code'}]}))
 

@@ -50,6 +50,10 @@ class FakePlacement(object):
     def get_endpoint(self):
         return ENDPOINT
 
+    def request(self, url, method, **kwargs):
+        assert method == 'GET', method
+        return self.get(url)
+
     def get(self, url, **kwargs):
         self.gets.append(url)
         if isinstance(self.answers, Exception):

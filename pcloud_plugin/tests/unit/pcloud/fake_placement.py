@@ -53,6 +53,13 @@ class FakePlacement(object):
                 return {rc: inv['allocation_ratio']
                         for rc, inv in rp['inventories'].items()}
 
+    def request(self, url, method, json=None, microversion=None,
+                raise_exc=True):
+        if method == 'GET':
+            return self.get(url)
+        assert method == 'PUT', method
+        return self.put(url, json=json)
+
     def get(self, url, microversion=None, raise_exc=True):
         path, _, query = url.partition('?')
         parts = path.strip('/').split('/')
