@@ -215,9 +215,8 @@ class Promises:
             current.update((c, self.placement.allocations_of(c))
                            for c in consumers - current.keys())
             now = timeutils.utcnow().replace(microsecond=0)
-            wanted = promised(
-                res_db.claims_on(self.context, providers, now), now, holds,
-                placed)
+            claims = res_db.claims_on(self.context, providers, now)
+            wanted = promised(claims, now, holds, placed)
             desired = {}
             for rp in providers:
                 for k, piece in enumerate(pieces(wanted.get(rp, {}),
@@ -243,6 +242,8 @@ class Promises:
             except placement_client.PlacementFailure as e:
                 if e.kwargs.get('status') == 409:
                     named = resources.providers_named(e) & providers
+                    self._log_refusal(named or providers, writes, placed,
+                                      wanted, claims)
                     raise NoRoomInPlacement(
                         providers=', '.join(sorted(named or providers)),
                         uuids=named, detail=e.kwargs.get('body', ''))
@@ -253,3 +254,23 @@ class Promises:
         raise placement_client.PlacementFailure(
             status=409, method='POST', url='/allocations',
             body='gave up after %d generation conflicts' % _RETRIES)
+
+    def _log_refusal(self, providers, writes, placed, wanted, claims):
+        # What was asked, what was seen before, and what is there now:
+        # an operator (or a test) can tell a boot that took the room from
+        # a hold nobody accounted for.
+        for rp in sorted(providers):
+            try:
+                there = self.placement.consumers_on(rp)
+            except Exception as e:  # noqa: the refusal is what matters
+                there = 'unreadable (%s)' % e
+            LOG.warning(
+                'Placement refused our writes on provider %(rp)s. Wrote: '
+                '%(wrote)s; promised: %(wanted)s; claims: %(claims)s; '
+                'there before: %(before)s; there now: %(now)s',
+                {'rp': rp, 'wanted': wanted.get(rp, {}),
+                 'claims': [c[1:] for c in claims if c[0] == rp],
+                 'wrote': {c: a.get(rp, {})
+                           for c, (_g, a, _p) in writes.items()
+                           if rp in a or not a},
+                 'before': placed.get(rp), 'now': there})
