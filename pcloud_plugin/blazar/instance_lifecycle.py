@@ -21,6 +21,7 @@ Mixed into blazar.instance_plugin.VirtualInstancePlugin, whose helpers
 """
 
 import collections
+import time
 
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
@@ -48,6 +49,13 @@ CONF = conf.CONF
 # The extra spec (and aggregate key) naming a reservation's server group,
 # as Blazar's own plugin writes it.
 AFFINITY_KEY = 'affinity_id'
+# A start's hold refused by Placement is written again this many times in
+# all, after a pause of this many seconds times the attempt: the end of
+# the reservation that held the capacity before may be dropping its hold
+# at that moment (Blazar runs a pass's events at once).
+_HOLD_ATTEMPTS = 4
+_HOLD_PAUSE = 0.5
+_sleep = time.sleep
 
 
 def _left_over(claims, slots, running, forest):
@@ -88,15 +96,18 @@ class Lifecycle(object):
         rc = row['resource_class']
         placement = self.placement()
         # The hosts' own capacity first: refused if boots took it already.
-        try:
-            self._hold(row)
-        except promises_mod.NoRoomInPlacement as e:
-            providers = e.kwargs['uuids'] or db_api.get_claims(
-                ctx, row['reservation_id'])['amounts']
-            if not self._end_outlived_holds(providers,
-                                            row['reservation_id']):
-                raise
-            self._hold(row)
+        for attempt in range(1, _HOLD_ATTEMPTS + 1):
+            try:
+                self._hold(row)
+                break
+            except promises_mod.NoRoomInPlacement as e:
+                if attempt == _HOLD_ATTEMPTS:
+                    raise
+                providers = e.kwargs['uuids'] or db_api.get_claims(
+                    ctx, row['reservation_id'])['amounts']
+                if not self._end_outlived_holds(providers,
+                                                row['reservation_id']):
+                    _sleep(_HOLD_PAUSE * attempt)
         placement.ensure_class(rc)
         for slot in row['slots']:
             if slot['placed'] == slot['slots']:

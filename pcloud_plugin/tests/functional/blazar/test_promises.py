@@ -29,6 +29,7 @@ import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
@@ -147,6 +148,33 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual({}, self.placement.client.get(
             '/allocations/%s' % _rid(a)).json()['allocations'])
         self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
+        self.assertEqual(409, self.boot('cn1', 1024))
+        blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
+        self.assertEqual('TERMINATED', self.end(a['id'])['status'])
+
+    def test_a_hold_dropped_as_the_start_looks_gives_way(self):
+        a, b = self.back_to_back()
+        # A's end is not due to the start's sweep (its lease mid-change)
+        # but runs in another thread all the same: it drops A's hold
+        # between Placement's refusal of B's and B's look at cn1.
+        blazar_db.lease_update(a['id'], {'status': status.lease.UPDATING})
+        look = self.plugin._end_outlived_holds
+        pauses = []
+
+        def a_ends_first(*args):
+            if not pauses:
+                self.plugin._finish(res_db.get(self.context, _rid(a)))
+            return look(*args)
+        self.useFixture(fixtures.MockPatchObject(
+            self.plugin, '_end_outlived_holds', side_effect=a_ends_first))
+        self.useFixture(fixtures.MockPatchObject(
+            instance_lifecycle, '_sleep', side_effect=pauses.append))
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(b['id'])['status'])
+        self.assertEqual(1, len(pauses))
+        self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(a)).json()['allocations'])
         self.assertEqual(409, self.boot('cn1', 1024))
         blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
