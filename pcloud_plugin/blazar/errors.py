@@ -115,7 +115,8 @@ def update_refusals():
     try:
         with _bad_terms():
             yield
-    except (CapacityRefused, QuotaRefused) as e:
+    except (CapacityRefused, QuotaRefused,
+            exception.ConcurrentUpdateDetected) as e:
         raise mgr_exc.CantUpdateParameter(str(e)) from e
     except UNREACHABLE_ERRORS as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.

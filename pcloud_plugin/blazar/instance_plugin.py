@@ -446,7 +446,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         try:
             self.promises().sync(set(held['amounts']) | set(
                 db_api.get_claims(ctx, rid)['amounts']))
-        except promises.NoRoomInPlacement as e:
+        except (promises.NoRoomInPlacement,
+                exception.ConcurrentUpdateDetected) as e:
             db_api.change_claim(ctx, rid, amounts=held['amounts'],
                                 start=held['start'], end=held['end'])
             raise errors.CapacityRefused(

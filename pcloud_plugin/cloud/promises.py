@@ -187,7 +187,9 @@ class Promises:
         :param holds: {reservation id: ({provider: {class: n}}, end)};
             empty amounts drop a hold
         :param project_id: Placement's project of the holds
-        Raises NoRoomInPlacement when Placement has no room for them.
+        Raises NoRoomInPlacement when Placement has no room for them,
+        ConcurrentUpdateDetected when other writers kept moving the
+        generations.
         """
         holds = holds or {}
         providers = set(providers)
@@ -251,9 +253,10 @@ class Promises:
             LOG.debug('Concurrent writer on %s; again', sorted(writes))
             # Apart from the other writers, which read again as well.
             _sleep(_RANDOM.uniform(0, _BACKOFF * (_attempt + 1)))
-        raise placement_client.PlacementFailure(
-            status=409, method='POST', url='/allocations',
-            body='gave up after %d generation conflicts' % _RETRIES)
+        # A lost race, as the ledger's own: an admission plans again, an
+        # update or a refused request says so with 409 (not a 500).
+        raise exception.ConcurrentUpdateDetected(
+            attempts=_RETRIES, providers=', '.join(sorted(providers)))
 
     def _log_refusal(self, providers, writes, placed, wanted, claims):
         # What was asked, what was seen before, and what is there now:

@@ -227,6 +227,26 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual([self.hosts['cn1']], meanwhile)
         self.assertEqual(409, self.boot('cn1', 1024))
 
+    def test_an_update_that_keeps_meeting_writers_is_refused(self):
+        lease = self.create_lease(self.reservation(2))
+        rid = _rid(lease)
+        before = db_api.get_claims(self.context, rid)
+        # Every write of the promises meets another writer's.
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'write_allocations',
+            return_value=False))
+        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              lease['id'],
+                              reservations=[{'id': rid, 'amount': 3}])
+        self.assertIn('concurrent updates', str(e))
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(lease['id'])['status'])
+        after = db_api.get_claims(self.context, rid)
+        # Changed and put back: only the generation tells.
+        self.assertEqual((before['amounts'], before['start'], before['end']),
+                         (after['amounts'], after['start'], after['end']))
+
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""
         uuid = self.hosts[host]

@@ -25,6 +25,7 @@ import fixtures
 
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin import exception
 from pcloud_plugin.tests import base
 
 NOW = datetime.datetime(2026, 11, 24, 12)
@@ -176,25 +177,39 @@ class PiecesTest(base.TestCase):
 class SyncTests(base.TestCase):
     """Writers that meet one another read again, apart in time."""
 
-    def test_a_concurrent_writer_is_met_by_reading_again_later(self):
+    def setUp(self):
+        super().setUp()
         hour = datetime.timedelta(hours=1)
         later = datetime.datetime.utcnow() + hour
-        placement = mock.Mock()
-        placement.consumers_on.return_value = {}
-        placement.allocations_of.return_value = (None, {})
-        # Two lost races to other writers, then written.
-        placement.write_allocations.side_effect = [False, False, True]
+        self.placement = mock.Mock()
+        self.placement.consumers_on.return_value = {}
+        self.placement.allocations_of.return_value = (None, {})
         self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.api.max_units', return_value={}))
         self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.reservations.claims_on',
             return_value=[('rp', 'MEMORY_MB', later, later + hour, 100, 'r',
                            res_db.RESERVED)]))
-        waits = self.useFixture(fixtures.MockPatchObject(
+        self.waits = self.useFixture(fixtures.MockPatchObject(
             promises, '_sleep')).mock
+
+    def test_a_concurrent_writer_is_met_by_reading_again_later(self):
+        placement, waits = self.placement, self.waits
+        # Two lost races to other writers, then written.
+        placement.write_allocations.side_effect = [False, False, True]
         promises.Promises(placement, None).sync(['rp'])
         self.assertEqual(3, placement.write_allocations.call_count)
         self.assertEqual(2, waits.call_count)
         first, second = [c.args[0] for c in waits.call_args_list]
         self.assertLessEqual(first, promises._BACKOFF)
         self.assertLessEqual(second, 2 * promises._BACKOFF)
+
+    def test_writers_that_always_meet_give_up_as_a_lost_race(self):
+        self.placement.write_allocations.return_value = False
+        self.assertRaises(exception.ConcurrentUpdateDetected,
+                          promises.Promises(self.placement, None).sync,
+                          ['rp'])
+        self.assertEqual(promises._RETRIES,
+                         self.placement.write_allocations.call_count)
+        self.assertIsInstance(exception.ConcurrentUpdateDetected(
+            attempts=1, providers='rp'), exception.PLAN_OUTDATED)
