@@ -77,13 +77,9 @@ from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
-from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
-from pcloud_plugin.clients import nova as nova_client
-from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -125,15 +121,10 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                    'booked on the pcloud capacity ledger.')
 
     def __init__(self):
-        super().__init__()
         # Waiting reservations and interrupted clean-ups, every interval.
-        self.monitor = monitor.PollingMonitor(
-            (self.poll, lambda: CONF.pcloud_host.retry_interval),
-            (lambda: self.mirror_placement(),
-             lambda: CONF.pcloud.placement_mirror_interval),
-            healer=self.heal)
+        super().__init__(
+            (self.poll, lambda: CONF.pcloud_host.retry_interval))
         self.notifier = HostUsageNotifier(CONF)
-        self._nova = None
         self._pclouds = None
 
     # --- helpers ---------------------------------------------------------
@@ -144,16 +135,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         return self._pclouds
 
     def nova(self):
-        if self._nova is None:
-            self._nova = nova_client.get_client()
-        return self._nova
-
-    @staticmethod
-    def _ctx():
-        return context_mod.get_admin_context()
-
-    def _exclusions(self):
-        return resources.NovaObjects(self.nova()).pcloud_exclusions()
+        return self.novaclient()
 
     def pools(self):
         return asked.Pools(self.nova().aggregates.list(),

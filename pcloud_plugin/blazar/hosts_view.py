@@ -12,21 +12,28 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What Blazar's API shows of our plugins' hosts and their allocations.
+"""What our two Blazar plugins share: their periodic work, Nova, the
 
-Both plugins hold hosts by their root provider uuid in the ledger; each
-says which of its reservations hold which hosts in ``_allocations``.
+Placement mirror, and what Blazar's API shows of their hosts and
+allocations. Both plugins hold hosts by their root provider uuid in the
+ledger; each says which of its reservations hold which hosts in
+``_allocations``.
 """
 
 from blazar.plugins import base
 from oslo_log import log as logging
 
+from pcloud_plugin.blazar import monitor
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import mirror as mirror_mod
+from pcloud_plugin.cloud import resources
+from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
+CONF = conf.CONF
 QUERY_TYPE_ALLOCATION = 'allocation'
 
 
@@ -35,9 +42,33 @@ class LedgerHostsPlugin(base.BasePlugin):
 
     query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
 
+    def __init__(self, periodic):
+        """:param periodic: (task, its interval in seconds) the plugin's
+
+        own periodic work, which its monitor runs with the Placement
+        mirror's passes and its ``heal``.
+        """
+        super().__init__()
+        self.monitor = monitor.PollingMonitor(
+            periodic,
+            (lambda: self.mirror_placement(),
+             lambda: CONF.pcloud.placement_mirror_interval),
+            healer=self.heal)
+        self._novaclient = None
+
+    def novaclient(self):
+        """python-novaclient as the plugin's admin ([pcloud_nova])."""
+        if self._novaclient is None:
+            self._novaclient = nova_client.get_client()
+        return self._novaclient
+
+    @staticmethod
+    def _ctx():
+        return context_mod.get_admin_context()
+
     def _exclusions(self):
         """(aggregate uuids, host names) of pclouds and host flavor pools."""
-        raise NotImplementedError()
+        return resources.NovaObjects(self.novaclient()).pcloud_exclusions()
 
     def mirror(self):
         """The process's Placement mirror (cloud.mirror)."""

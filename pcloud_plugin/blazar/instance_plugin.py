@@ -50,14 +50,11 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import instance_lifecycle
-from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -140,12 +137,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                    'or none) booked on the pcloud capacity ledger.')
 
     def __init__(self):
-        super().__init__()
-        self.monitor = monitor.PollingMonitor(
-            (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval),
-            (lambda: self.mirror_placement(),
-             lambda: CONF.pcloud.placement_mirror_interval),
-            healer=self.heal)
+        super().__init__(
+            (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval))
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()
         self._nova = None
@@ -155,7 +148,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
     def nova(self):
         if self._nova is None:
-            self._nova = resources.NovaObjects(nova_client.get_client())
+            self._nova = resources.NovaObjects(self.novaclient())
         return self._nova
 
     def placement(self):
@@ -163,9 +156,6 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             self._placement = resources.PlacementSlots(
                 placement_client.get_adapter())
         return self._placement
-
-    def _exclusions(self):
-        return self.nova().pcloud_exclusions()
 
     @staticmethod
     def lessee_nova():
@@ -178,10 +168,6 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
     def promises(self):
         return promises.Promises(self.placement(), self._ctx())
-
-    @staticmethod
-    def _ctx():
-        return context_mod.get_admin_context()
 
     # --- admission -------------------------------------------------------
 
