@@ -292,23 +292,18 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the hosts picked.' % (asked.describe(params), start, end))
 
-    def allocation_candidates(self, values):
+    def _hosts_held(self, reservation_id):
+        try:
+            row = host_db.get(self._ctx(), reservation_id)
+        except host_db.HostReservationNotFound:
+            return None
+        return [h['host_uuid'] for h in row['hosts']]
+
+    def _candidates(self, values):
         """The hosts (root provider uuids) the reservation would take.
 
         A BEST-EFFORT one that cannot be met now answers what is free.
         """
-        with errors.admission_refusals():
-            return self._candidates(values)
-
-    def _candidates(self, values):
-        reservation_id = values.get('id')
-        if reservation_id:
-            try:
-                row = host_db.get(self._ctx(), reservation_id)
-            except host_db.HostReservationNotFound:
-                pass
-            else:
-                return [h['host_uuid'] for h in row['hosts']]
         params = asked.parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])

@@ -23,6 +23,7 @@ ledger; each says which of its reservations hold which hosts in
 from blazar.plugins import base
 from oslo_log import log as logging
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import mirror as mirror_mod
@@ -83,6 +84,25 @@ class LedgerHostsPlugin(base.BasePlugin):
         LOG.debug('Placement mirror: %d provider(s) read, usage written on '
                   '%d, %d request(s), %.3f s', len(report.read),
                   len(report.usage_written), report.requests, report.seconds)
+
+    def allocation_candidates(self, values):
+        """Blazar's question before it creates or updates a reservation:
+
+        the hosts it would take (one uuid per unit). For an update, the
+        hosts it holds: the real check is update_reservation's.
+        """
+        with errors.admission_refusals():
+            held = values.get('id') and self._hosts_held(values['id'])
+            if held is not None:
+                return held
+            return self._candidates(values)
+
+    def _hosts_held(self, reservation_id):
+        """The hosts a reservation of ours holds; None if it is not one."""
+        raise NotImplementedError()
+
+    def _candidates(self, values):
+        raise NotImplementedError()
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         """{host uuid: [allocation dicts]} of the reservations asked."""

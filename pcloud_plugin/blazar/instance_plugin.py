@@ -256,27 +256,21 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     def _plan_key(params, start, end):
         return tuple(params[p] for p in PARAMS) + (start, end)
 
-    def allocation_candidates(self, values):
+    def _hosts_held(self, reservation_id):
+        try:
+            current = res_db.get(self._ctx(), reservation_id)
+        except res_db.ReservationNotFound:
+            return None
+        return _expand({s['host_uuid']: s['slots']
+                        for s in current['slots']})
+
+    def _candidates(self, values):
         """Hosts the slots would go to, one uuid per slot.
 
         The manager asks this before creating a lease (for its usage
         enforcement), then calls reserve_resource: the plan is kept for
         that call, which claims it or, if it went stale, places again.
         """
-        with errors.admission_refusals():
-            return self._candidates(values)
-
-    def _candidates(self, values):
-        reservation_id = values.get('id')
-        if reservation_id:
-            try:
-                current = res_db.get(self._ctx(), reservation_id)
-            except res_db.ReservationNotFound:
-                pass
-            else:
-                # An update: the real check is update_reservation's.
-                return _expand({s['host_uuid']: s['slots']
-                                for s in current['slots']})
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
