@@ -20,7 +20,9 @@ where no server answers, every test here skips and says why.
 
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.unit.db import test_api
+from pcloud_plugin.tests.unit.db import test_host_reservations
 from pcloud_plugin.tests.unit.db import test_migrations
+from pcloud_plugin.tests.unit.db import test_reservations
 
 
 class LedgerAPIMySQL(test_api.LedgerAPITests):
@@ -28,6 +30,22 @@ class LedgerAPIMySQL(test_api.LedgerAPITests):
 
 
 class LedgerAPIPostgreSQL(test_api.LedgerAPITests):
+    FIXTURE = base.PostgresqlLedgerFixture
+
+
+class InstanceRecordsMySQL(test_reservations.RecordTests):
+    FIXTURE = base.MySQLLedgerFixture
+
+
+class InstanceRecordsPostgreSQL(test_reservations.RecordTests):
+    FIXTURE = base.PostgresqlLedgerFixture
+
+
+class HostRecordsMySQL(test_host_reservations.RecordTests):
+    FIXTURE = base.MySQLLedgerFixture
+
+
+class HostRecordsPostgreSQL(test_host_reservations.RecordTests):
     FIXTURE = base.PostgresqlLedgerFixture
 
 

@@ -162,3 +162,61 @@ class RecordTests(base.LedgerTestCase):
         host_db.update(self.context, 'r1', hosts=[], state=host_db.ENDED)
         self.assertEqual([], host_db.get(self.context, 'r1')['hosts'])
         self.assertEqual(set(), host_db.joined_service_hosts(self.context))
+
+    def test_fields_messages_list_and_delete(self):
+        host = {'host_uuid': 'u1', 'host_name': 'h1', 'service_host': 's1',
+                'name': 'lease-1', 'joined': 1, 'extra': 'dropped'}
+        host_db.create(self.context, 'r1', self.values(
+            migrations=[{'server': 's', 'host': 'h1'}]), [host])
+        host_db.create(self.context, 'r2', self.values(
+            lease_id='lease-2', pcloud_id='pc2', end_time=hours(5),
+            state=host_db.ENDED))
+        row = host_db.get(self.context, 'r1')
+        self.assertIsNotNone(row.pop('created_at'))
+        self.assertEqual(dict(self.values(), reservation_id='r1',
+                              availability_zone=None, required_traits=None,
+                              timeout=None, deadline=None, aggregate_id=None,
+                              migrations=[{'server': 's', 'host': 'h1'}],
+                              hosts=[{'host_uuid': 'u1', 'host_name': 'h1',
+                                      'service_host': 's1',
+                                      'name': 'lease-1', 'joined': True}]),
+                         row)
+        self.assertEqual([], host_db.get(self.context, 'r2')['migrations'])
+        host_db.update(self.context, 'r2', migrations=[{'server': 't'}])
+        self.assertEqual([{'server': 't'}],
+                         host_db.get(self.context, 'r2')['migrations'])
+
+        def listed(**filters):
+            return [r['reservation_id'] for r in
+                    host_db.list_reservations(self.context, **filters)]
+
+        self.assertEqual(['r1', 'r2'], listed())
+        self.assertEqual(['r2'], listed(lease_id='lease-2'))
+        self.assertEqual(['r1'], listed(reservation_id='r1'))
+        self.assertEqual(['r1'], listed(states=host_db.HOLDING))
+        self.assertEqual(['r2'], listed(ending_after=hours(1)))
+        self.assertEqual(['r2'], listed(pcloud_id='pc2'))
+
+        e = self.assertRaises(exception.Invalid, host_db.create,
+                              self.context, 'r3', self.values(state=None))
+        self.assertEqual('Invalid input: unknown state None', str(e))
+        # Unknown fields are named before a bad state.
+        e = self.assertRaises(exception.Invalid, host_db.update,
+                              self.context, 'r1', colour='red',
+                              state='SLEEPING')
+        self.assertEqual('Invalid input: unknown fields colour', str(e))
+        e = self.assertRaises(exception.Invalid, host_db.update,
+                              self.context, 'r1', state='SLEEPING')
+        self.assertEqual("Invalid input: unknown state 'SLEEPING'", str(e))
+        e = self.assertRaises(host_db.HostReservationNotFound, host_db.get,
+                              self.context, 'r3')
+        self.assertEqual('No host reservation r3.', str(e))
+        e = self.assertRaises(exception.Conflict, host_db.create,
+                              self.context, 'r2', self.values())
+        self.assertEqual('Conflict: host reservation r2 already exists',
+                         str(e))
+
+        host_db.delete(self.context, 'r1')
+        self.assertEqual(['r2'], listed())
+        self.assertRaises(host_db.HostReservationNotFound, host_db.get,
+                          self.context, 'r1')

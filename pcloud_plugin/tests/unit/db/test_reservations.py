@@ -1,0 +1,121 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""virtual:instance reservation records and their slots."""
+
+import datetime
+
+from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin import exception
+from pcloud_plugin.tests import base
+
+T0 = datetime.datetime(2030, 1, 1)
+
+
+def hours(n):
+    return T0 + datetime.timedelta(hours=n)
+
+
+class RecordTests(base.LedgerTestCase):
+
+    def values(self, **changes):
+        values = {'lease_id': 'lease-1', 'project_id': 'p',
+                  'resource_id': 'blazar-1', 'vcpus': 2, 'memory_mb': 512,
+                  'disk_gb': 10, 'amount': 3, 'start_time': hours(0),
+                  'end_time': hours(1), 'resource_class': 'CUSTOM_R1'}
+        values.update(changes)
+        return values
+
+    def slot(self, uuid, name, slots, **more):
+        return dict({'reservation_id': 'r1', 'host_uuid': uuid,
+                     'host_name': name, 'slots': slots, 'placed': 0}, **more)
+
+    def test_create_get_and_its_slots(self):
+        res_db.create(self.context, 'r1', self.values(), [
+            {'host_uuid': 'u2', 'host_name': 'h2', 'slots': 1},
+            {'host_uuid': 'u1', 'host_name': 'h1', 'slots': 2,
+             'placed': 1}])
+        row = res_db.get(self.context, 'r1')
+        # The state defaults to reserved; slots come by host name.
+        self.assertEqual(res_db.RESERVED, row['state'])
+        self.assertEqual([self.slot('u1', 'h1', 2, placed=1),
+                          self.slot('u2', 'h2', 1)], row['slots'])
+        self.assertEqual(dict(self.values(), reservation_id='r1',
+                              state=res_db.RESERVED, affinity=None,
+                              resource_properties=None, flavor_id=None,
+                              aggregate_id=None, server_group_id=None,
+                              slots=row['slots']), row)
+        self.assertEqual(row, res_db.get_by_resource_id(self.context,
+                                                        'blazar-1'))
+        e = self.assertRaises(exception.Conflict, res_db.create,
+                              self.context, 'r1', self.values(), [])
+        self.assertEqual('Conflict: instance reservation r1 already exists',
+                         str(e))
+
+    def test_not_found(self):
+        e = self.assertRaises(res_db.ReservationNotFound, res_db.get,
+                              self.context, 'r2')
+        self.assertEqual('No instance reservation r2.', str(e))
+        e = self.assertRaises(res_db.ReservationNotFound,
+                              res_db.get_by_resource_id, self.context, 'x')
+        self.assertEqual('No instance reservation with resource id x.',
+                         str(e))
+        e = self.assertRaises(res_db.ReservationNotFound, res_db.update,
+                              self.context, 'r2', state=res_db.ACTIVE)
+        self.assertEqual('No instance reservation r2.', str(e))
+
+    def test_update_fields_and_slots(self):
+        res_db.create(self.context, 'r1', self.values(state=res_db.ACTIVE),
+                      [{'host_uuid': 'u1', 'host_name': 'h1', 'slots': 2}])
+        res_db.set_placed(self.context, 'r1', 'u1', 2)
+        self.assertEqual([self.slot('u1', 'h1', 2, placed=2)],
+                         res_db.get(self.context, 'r1')['slots'])
+        res_db.update(self.context, 'r1', state=res_db.ENDING, amount=1)
+        row = res_db.get(self.context, 'r1')
+        self.assertEqual((res_db.ENDING, 1, [self.slot('u1', 'h1', 2,
+                                                       placed=2)]),
+                         (row['state'], row['amount'], row['slots']))
+        res_db.update(self.context, 'r1', slots=[
+            {'host_uuid': 'u3', 'host_name': 'h3', 'slots': 1}])
+        self.assertEqual([self.slot('u3', 'h3', 1)],
+                         res_db.get(self.context, 'r1')['slots'])
+        e = self.assertRaises(exception.Invalid, res_db.update,
+                              self.context, 'r1', colour='red', size=1)
+        self.assertEqual('Invalid input: unknown fields colour, size',
+                         str(e))
+
+    def test_list_filters_and_delete(self):
+        res_db.create(self.context, 'r1', self.values(), [
+            {'host_uuid': 'u1', 'host_name': 'h1', 'slots': 1}])
+        res_db.create(self.context, 'r2', self.values(
+            lease_id='lease-2', project_id='q', resource_id='blazar-2',
+            end_time=hours(5), state=res_db.ACTIVE), [
+            {'host_uuid': 'u1', 'host_name': 'h1', 'slots': 2}])
+
+        def listed(**filters):
+            return [(r['reservation_id'], len(r['slots'])) for r in
+                    res_db.list_reservations(self.context, **filters)]
+
+        self.assertEqual([('r1', 1), ('r2', 1)], listed())
+        self.assertEqual([('r2', 1)], listed(lease_id='lease-2'))
+        self.assertEqual([('r1', 1)], listed(reservation_id='r1'))
+        self.assertEqual([('r2', 1)], listed(state=res_db.ACTIVE))
+        self.assertEqual([('r2', 1)], listed(ending_after=hours(1)))
+        self.assertEqual([('r1', 1)], listed(project_id='p'))
+        self.assertEqual([], listed(project_id='p', state=res_db.ACTIVE))
+        self.assertEqual({'r1', 'r2'}, res_db.reservation_ids(self.context))
+        res_db.delete(self.context, 'r1')
+        self.assertEqual([('r2', 1)], listed())
+        self.assertRaises(res_db.ReservationNotFound, res_db.get,
+                          self.context, 'r1')
+        self.assertEqual({'r2'}, res_db.reservation_ids(self.context))
