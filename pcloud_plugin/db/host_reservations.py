@@ -25,7 +25,6 @@ not applied. Release is db.api.release.
 import collections
 import json
 
-from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -33,6 +32,7 @@ from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import records
 from pcloud_plugin import exception
 
 _RES = models.HostReservation.__table__
@@ -64,40 +64,44 @@ class HostReservationNotFound(exception.NotFound):
 
 # --- records ---------------------------------------------------------------
 
-def _hosts_of(session, reservation_ids):
-    hosts = collections.defaultdict(list)
-    if reservation_ids:
-        for row in session.execute(
-                sa.select(_HOST).where(
-                    _HOST.c.reservation_id.in_(reservation_ids))
-                .order_by(_HOST.c.name)).mappings():
-            found = {f: row[f] for f in _HOST_FIELDS}
-            found['joined'] = bool(found['joined'])
-            hosts[row['reservation_id']].append(found)
-    return hosts
+class _Records(records.Records):
+    table = _RES
+    child_table = _HOST
+    fields = _FIELDS
+    shown = ('created_at',)
+    child_order = 'name'
+    children = 'hosts'
+    not_found = HostReservationNotFound
+    noun = 'host reservation'
+
+    def row_as_dict(self, row):
+        found = super().row_as_dict(row)
+        found['migrations'] = json.loads(row['migrations'] or '[]')
+        return found
+
+    def child_as_dict(self, row):
+        found = {f: row[f] for f in _HOST_FIELDS}
+        found['joined'] = bool(found['joined'])
+        return found
+
+    def child_stored(self, host):
+        return dict({f: host.get(f) for f in _HOST_FIELDS},
+                    joined=bool(host.get('joined')))
+
+    def stored(self, values):
+        """values as columns: 'migrations' (a list) as JSON."""
+        if values.get('migrations') is not None:
+            values = dict(values, migrations=json.dumps(
+                values['migrations'], sort_keys=True))
+        return values
+
+    def check(self, values):
+        if 'state' in values and values['state'] not in STATES:
+            raise exception.Invalid(
+                reason='unknown state %r' % values['state'])
 
 
-def _as_dict(row, hosts):
-    found = {'reservation_id': row['reservation_id'],
-             'created_at': row['created_at']}
-    found.update((f, row[f]) for f in _FIELDS)
-    found['migrations'] = json.loads(row['migrations'] or '[]')
-    found['hosts'] = hosts
-    return found
-
-
-def _stored(values):
-    """values as columns: 'migrations' (a list) as JSON."""
-    if values.get('migrations') is not None:
-        values = dict(values, migrations=json.dumps(values['migrations'],
-                                                    sort_keys=True))
-    return values
-
-
-def _write_hosts(session, reservation_id, hosts):
-    db_api.replace_rows(session, _HOST, {'reservation_id': reservation_id}, [
-        dict({f: h.get(f) for f in _HOST_FIELDS},
-             joined=bool(h.get('joined'))) for h in hosts])
+_RECORDS = _Records()
 
 
 @db_api.retry_on_deadlock
@@ -107,31 +111,13 @@ def create(context, reservation_id, values, hosts=()):
     :param values: the _FIELDS to store
     :param hosts: [{'host_uuid', 'host_name', 'service_host', 'name'}]
     """
-    row = _stored({f: values.get(f) for f in _FIELDS})
-    if row['state'] not in STATES:
-        raise exception.Invalid(reason='unknown state %r' % row['state'])
-    with db_api.writer(context) as session:
-        try:
-            session.execute(_RES.insert().values(
-                reservation_id=reservation_id,
-                created_at=timeutils.utcnow(), **row))
-            session.flush()
-        except db_exc.DBDuplicateEntry:
-            raise exception.Conflict(
-                reason='host reservation %s already exists' % reservation_id)
-        _write_hosts(session, reservation_id, hosts)
+    _RECORDS.create(context, reservation_id, values, hosts)
 
 
 @db_api.retry_on_deadlock
 def get(context, reservation_id):
     """The reservation with its 'hosts', or HostReservationNotFound."""
-    with db_api.reader(context) as session:
-        row = session.execute(sa.select(_RES).where(
-            _RES.c.reservation_id == reservation_id)).mappings().first()
-        if row is None:
-            raise HostReservationNotFound(reservation=reservation_id)
-        return _as_dict(row, _hosts_of(session, [reservation_id])
-                        [reservation_id])
+    return _RECORDS.get(context, reservation_id)
 
 
 @db_api.retry_on_deadlock
@@ -141,49 +127,21 @@ def list_reservations(context, lease_id=None, reservation_id=None,
 
     argument given.
     """
-    query = sa.select(_RES).order_by(_RES.c.id)
-    if lease_id is not None:
-        query = query.where(_RES.c.lease_id == lease_id)
-    if reservation_id is not None:
-        query = query.where(_RES.c.reservation_id == reservation_id)
-    if states is not None:
-        query = query.where(_RES.c.state.in_(states))
-    if ending_after is not None:
-        query = query.where(_RES.c.end_time > ending_after)
-    if pcloud_id is not None:
-        query = query.where(_RES.c.pcloud_id == pcloud_id)
-    with db_api.reader(context) as session:
-        rows = list(session.execute(query).mappings())
-        hosts = _hosts_of(session, [r['reservation_id'] for r in rows])
-        return [_as_dict(r, hosts[r['reservation_id']]) for r in rows]
+    where = [] if states is None else [_RES.c.state.in_(states)]
+    return _RECORDS.list_reservations(
+        context, where, ending_after=ending_after, lease_id=lease_id,
+        reservation_id=reservation_id, pcloud_id=pcloud_id)
 
 
 @db_api.retry_on_deadlock
 def update(context, reservation_id, hosts=None, **values):
     """Change stored fields and, if given, replace the hosts."""
-    unknown = set(values) - set(_FIELDS)
-    if unknown:
-        raise exception.Invalid(reason='unknown fields %s'
-                                % ', '.join(sorted(unknown)))
-    if 'state' in values and values['state'] not in STATES:
-        raise exception.Invalid(reason='unknown state %r' % values['state'])
-    with db_api.writer(context) as session:
-        result = session.execute(_RES.update().where(
-            _RES.c.reservation_id == reservation_id).values(
-                updated_at=timeutils.utcnow(), **_stored(values)))
-        if result.rowcount != 1:
-            raise HostReservationNotFound(reservation=reservation_id)
-        if hosts is not None:
-            _write_hosts(session, reservation_id, hosts)
+    _RECORDS.update(context, reservation_id, values, hosts)
 
 
 @db_api.retry_on_deadlock
 def delete(context, reservation_id):
-    with db_api.writer(context) as session:
-        session.execute(_HOST.delete().where(
-            _HOST.c.reservation_id == reservation_id))
-        session.execute(_RES.delete().where(
-            _RES.c.reservation_id == reservation_id))
+    _RECORDS.delete(context, reservation_id)
 
 
 @db_api.retry_on_deadlock

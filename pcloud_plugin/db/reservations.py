@@ -18,15 +18,12 @@ id (db.api); these rows say what it is for: the slot size and count, the
 hosts holding slots, and the Nova and Placement objects made at start.
 """
 
-import collections
-
-from oslo_db import exception as db_exc
-from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
+from pcloud_plugin.db import records
 from pcloud_plugin import exception
 
 _RES = models.InstanceReservation.__table__
@@ -52,33 +49,22 @@ class ReservationNotFound(exception.NotFound):
     msg_fmt = 'No instance reservation %(reservation)s.'
 
 
-def _slots_of(session, reservation_ids):
-    slots = collections.defaultdict(list)
-    if reservation_ids:
-        for row in session.execute(
-                sa.select(_SLOT).where(
-                    _SLOT.c.reservation_id.in_(reservation_ids))
-                .order_by(_SLOT.c.host_name)).mappings():
-            slots[row['reservation_id']].append(dict(row))
-    return slots
+class _Records(records.Records):
+    table = _RES
+    child_table = _SLOT
+    fields = _FIELDS
+    child_order = 'host_name'
+    children = 'slots'
+    not_found = ReservationNotFound
+    noun = 'instance reservation'
+
+    def child_stored(self, slot):
+        return {'host_uuid': slot['host_uuid'],
+                'host_name': slot['host_name'], 'slots': slot['slots'],
+                'placed': slot.get('placed', 0)}
 
 
-def _as_dict(row, slots):
-    found = {'reservation_id': row['reservation_id']}
-    found.update((f, row[f]) for f in _FIELDS)
-    found['slots'] = slots
-    return found
-
-
-def _write_slots(session, reservation_id, slots, new=False):
-    rows = [{'reservation_id': reservation_id, 'host_uuid': s['host_uuid'],
-             'host_name': s['host_name'], 'slots': s['slots'],
-             'placed': s.get('placed', 0)} for s in slots]
-    if new:     # nothing to replace: no look for rows first
-        session.execute(_SLOT.insert(), rows)
-    else:
-        db_api.replace_rows(session, _SLOT,
-                            {'reservation_id': reservation_id}, rows)
+_RECORDS = _Records()
 
 
 @db_api.retry_on_deadlock
@@ -88,65 +74,30 @@ def create(context, reservation_id, values, slots):
     :param values: the _FIELDS to store (state defaults to RESERVED)
     :param slots: [{'host_uuid', 'host_name', 'slots'}]
     """
-    row = {f: values.get(f) for f in _FIELDS}
-    row['state'] = row['state'] or RESERVED
-    with db_api.writer(context) as session:
-        try:
-            session.execute(_RES.insert().values(
-                reservation_id=reservation_id,
-                created_at=timeutils.utcnow(), **row))
-            session.flush()
-        except db_exc.DBDuplicateEntry:
-            raise exception.Conflict(
-                reason='instance reservation %s already exists'
-                % reservation_id)
-        _write_slots(session, reservation_id, slots, new=True)
+    _RECORDS.create(context, reservation_id,
+                    dict(values, state=values.get('state') or RESERVED),
+                    slots)
 
 
 @db_api.retry_on_deadlock
 def get(context, reservation_id):
     """The reservation with its 'slots', or ReservationNotFound."""
-    with db_api.reader(context) as session:
-        row = session.execute(sa.select(_RES).where(
-            _RES.c.reservation_id == reservation_id)).mappings().first()
-        if row is None:
-            raise ReservationNotFound(reservation=reservation_id)
-        return _as_dict(row, _slots_of(session, [reservation_id])
-                        [reservation_id])
+    return _RECORDS.get(context, reservation_id)
 
 
 @db_api.retry_on_deadlock
 def get_by_resource_id(context, resource_id):
-    with db_api.reader(context) as session:
-        row = session.execute(sa.select(_RES).where(
-            _RES.c.resource_id == resource_id)).mappings().first()
-        if row is None:
-            raise ReservationNotFound(reservation='with resource id %s'
-                                      % resource_id)
-        reservation_id = row['reservation_id']
-        return _as_dict(row, _slots_of(session, [reservation_id])
-                        [reservation_id])
+    return _RECORDS.get(context, resource_id, column='resource_id',
+                        name='with resource id %s' % resource_id)
 
 
 @db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
                       state=None, ending_after=None, project_id=None):
     """Reservations with their slots, filtered by any argument given."""
-    query = sa.select(_RES).order_by(_RES.c.id)
-    if project_id is not None:
-        query = query.where(_RES.c.project_id == project_id)
-    if lease_id is not None:
-        query = query.where(_RES.c.lease_id == lease_id)
-    if reservation_id is not None:
-        query = query.where(_RES.c.reservation_id == reservation_id)
-    if state is not None:
-        query = query.where(_RES.c.state == state)
-    if ending_after is not None:
-        query = query.where(_RES.c.end_time > ending_after)
-    with db_api.reader(context) as session:
-        rows = list(session.execute(query).mappings())
-        slots = _slots_of(session, [r['reservation_id'] for r in rows])
-        return [_as_dict(r, slots[r['reservation_id']]) for r in rows]
+    return _RECORDS.list_reservations(
+        context, ending_after=ending_after, project_id=project_id,
+        lease_id=lease_id, reservation_id=reservation_id, state=state)
 
 
 @db_api.retry_on_deadlock
@@ -167,18 +118,7 @@ def reservation_ids(context, among=None):
 @db_api.retry_on_deadlock
 def update(context, reservation_id, slots=None, **values):
     """Change stored fields and, if given, replace the slots."""
-    unknown = set(values) - set(_FIELDS)
-    if unknown:
-        raise exception.Invalid(reason='unknown fields %s'
-                                % ', '.join(sorted(unknown)))
-    with db_api.writer(context) as session:
-        result = session.execute(_RES.update().where(
-            _RES.c.reservation_id == reservation_id).values(
-                updated_at=timeutils.utcnow(), **values))
-        if result.rowcount != 1:
-            raise ReservationNotFound(reservation=reservation_id)
-        if slots is not None:
-            _write_slots(session, reservation_id, slots)
+    _RECORDS.update(context, reservation_id, values, slots)
 
 
 @db_api.retry_on_deadlock
@@ -192,11 +132,7 @@ def set_placed(context, reservation_id, host_uuid, placed):
 
 @db_api.retry_on_deadlock
 def delete(context, reservation_id):
-    with db_api.writer(context) as session:
-        session.execute(_SLOT.delete().where(
-            _SLOT.c.reservation_id == reservation_id))
-        session.execute(_RES.delete().where(
-            _RES.c.reservation_id == reservation_id))
+    _RECORDS.delete(context, reservation_id)
 
 
 @db_api.retry_on_deadlock
