@@ -13,5 +13,7 @@
 #    under the License.
 
 """One alembic revision a module, in order; each imports only alembic and
-sqlalchemy.
+sqlalchemy. Revisions repeat each other's columns on purpose: each is the
+schema as it was made then, and code shared with later ones could change
+what a past revision builds without a new revision to carry the change.
 """
