@@ -49,10 +49,11 @@ CONF = conf.CONF
 # The extra spec (and aggregate key) naming a reservation's server group,
 # as Blazar's own plugin writes it.
 AFFINITY_KEY = 'affinity_id'
-# A start's hold refused by Placement is written again this many times in
-# all, after a pause of this many seconds times the attempt: the end of
-# the reservation that held the capacity before may be dropping its hold
-# at that moment (Blazar runs a pass's events at once).
+# A start's hold refused by Placement, or that kept meeting other writers,
+# is written again this many times in all, after a pause of this many
+# seconds times the attempt: the end of the reservation that held the
+# capacity before may be dropping its hold at that moment (Blazar runs a
+# pass's events at once).
 _HOLD_ATTEMPTS = 4
 _HOLD_PAUSE = 0.5
 _sleep = time.sleep
@@ -100,6 +101,11 @@ class Lifecycle(object):
             try:
                 self._hold(row)
                 break
+            except exception.ConcurrentUpdateDetected:
+                # Other writers kept getting there first: after a pause.
+                if attempt == _HOLD_ATTEMPTS:
+                    raise
+                _sleep(_HOLD_PAUSE * attempt)
             except promises_mod.NoRoomInPlacement as e:
                 if attempt == _HOLD_ATTEMPTS:
                     raise

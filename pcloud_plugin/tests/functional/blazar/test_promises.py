@@ -179,6 +179,29 @@ class PromiseTests(base.BlazarTestCase):
         blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
 
+    def test_a_start_that_keeps_meeting_writers_tries_again_later(self):
+        lease = self.create_lease(self.reservation(2), start=0)
+        write = resources.PlacementSlots.write_allocations
+        lost, pauses = [], []
+
+        def others_first(placement, writes):
+            # Other writers get there first, as often as a sync tries.
+            if len(lost) < promises._RETRIES:
+                lost.append(writes)
+                return False
+            return write(placement, writes)
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'write_allocations', autospec=True,
+            side_effect=others_first))
+        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        self.useFixture(fixtures.MockPatchObject(
+            instance_lifecycle, '_sleep', side_effect=pauses.append))
+        self.assertEqual('ACTIVE', self.start(lease['id'])['status'])
+        self.assertEqual(promises._RETRIES, len(lost))
+        self.assertEqual(1, len(pauses))
+        self.assertNotEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(lease)).json()['allocations'])
+
     def test_a_start_that_died_midway_and_ended_gives_way(self):
         a, b = self.back_to_back(start_first=False)
         self.assertEqual(status.event.DONE,
