@@ -344,7 +344,7 @@ def _move_slots(plugin, row, movable, avoid):
         try:
             plugin.promises().sync(set(held['amounts']) | set(
                 plan.amounts))
-        except promises.NoRoomInPlacement:
+        except Exception:
             undo()
             raise
         res_db.update(ctx, rid, slots=slots)

@@ -317,12 +317,17 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     # that run outside reservations took it: then
                     # elsewhere.
                     self.promises().sync(plan.amounts)
-                except promises.NoRoomInPlacement as e:
+                except Exception as e:
+                    # Claimed only if Placement holds it too: the next
+                    # attempt (other writers got there first, or no room
+                    # here) claims anew.
                     db_api.release(self._ctx(), consumer)
-                    LOG.info('Placement has no room for %s: %s', consumer,
-                             e.message)
-                    avoid.update(plan.roots[rp] for rp in e.kwargs['uuids']
-                                 if rp in plan.roots)
+                    if isinstance(e, promises.NoRoomInPlacement):
+                        LOG.info('Placement has no room for %s: %s',
+                                 consumer, e.message)
+                        avoid.update(plan.roots[rp]
+                                     for rp in e.kwargs['uuids']
+                                     if rp in plan.roots)
                     raise
                 return plan
         if isinstance(races.last, promises.NoRoomInPlacement):

@@ -267,7 +267,9 @@ class Promises:
                 there = self.placement.consumers_on(rp)
             except Exception as e:  # noqa: the refusal is what matters
                 there = 'unreadable (%s)' % e
-            LOG.warning(
+            # Info: at admission a refusal is an answer (placed again
+            # elsewhere); a start that fails on it logs its error too.
+            LOG.info(
                 'Placement refused our writes on provider %(rp)s. Wrote: '
                 '%(wrote)s; promised: %(wanted)s; claims: %(claims)s; '
                 'there before: %(before)s; there now: %(now)s',

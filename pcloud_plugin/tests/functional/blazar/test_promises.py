@@ -250,6 +250,27 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual([self.hosts['cn1']], meanwhile)
         self.assertEqual(409, self.boot('cn1', 1024))
 
+    def test_a_creation_that_keeps_meeting_writers_claims_again(self):
+        write = resources.PlacementSlots.write_allocations
+        lost = []
+
+        def others_first(placement, writes):
+            # Other writers get there first, as often as a sync tries.
+            if len(lost) < promises._RETRIES:
+                lost.append(writes)
+                return False
+            return write(placement, writes)
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'write_allocations', autospec=True,
+            side_effect=others_first))
+        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        lease = self.create_lease(self.reservation(7, affinity=True))
+        self.assertEqual(promises._RETRIES, len(lost))
+        self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
+                         self.promise('cn1'))
+        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+            self.context, _rid(lease))['amounts']))
+
     def test_an_update_that_keeps_meeting_writers_is_refused(self):
         lease = self.create_lease(self.reservation(2))
         rid = _rid(lease)
