@@ -513,7 +513,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     % (rid, end, e.message))
             try:
                 self._hold(dict(row, end_time=end))
-            except promises.NoRoomInPlacement as e:
+            except (promises.NoRoomInPlacement,
+                    exception.ConcurrentUpdateDetected) as e:
                 db_api.change_claim(ctx, rid, start=held['start'],
                                     end=held['end'])
                 raise errors.CapacityRefused(
