@@ -101,14 +101,6 @@ RESOURCE_TYPE = 'pcloud:host'
 # The fault-injection step name (pcloud_plugin.faults) of admissions.
 ADMISSION = 'admission'
 
-PUBLISHER = usage.HOST_PUBLISHER
-EVENT_PREFIX = usage.HOST_EVENT_PREFIX
-
-# The event bodies and their notifier are notifications.usage's.
-event_type = usage.host_event_type
-payload = usage.host_payload
-HostUsageNotifier = usage.HostUsageNotifier
-
 
 class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                        hosts_view.LedgerHostsPlugin):
@@ -124,7 +116,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         # Waiting reservations and interrupted clean-ups, every interval.
         super().__init__(
             (self.poll, lambda: CONF.pcloud_host.retry_interval))
-        self.notifier = HostUsageNotifier(CONF)
+        self.notifier = usage.HostUsageNotifier(CONF)
         self._pclouds = None
 
     # --- helpers ---------------------------------------------------------

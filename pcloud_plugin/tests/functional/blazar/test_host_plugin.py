@@ -44,6 +44,7 @@ from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin import exception
+from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.tests.functional.blazar import base
@@ -82,7 +83,7 @@ class HostLeaseTestCase(base.BlazarTestCase):
         topic = 'pcloud-host-test-%s' % uuidutils.generate_uuid()
         self.notifications = self.useFixture(
             base.Notifications(transport, topic))
-        self.host_plugin.notifier = host_plugin.HostUsageNotifier(
+        self.host_plugin.notifier = usage.HostUsageNotifier(
             self.conf, transport=transport, topics=[topic],
             driver='messaging')
 
