@@ -86,6 +86,7 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
+from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
@@ -186,7 +187,8 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 held_to=None):
         """The event of the state the reservation entered; held_from set
 
-        when it holds its hosts (usage.record), held_to when that ends.
+        when it holds its hosts (usage_records.record), held_to when that
+        ends.
         """
         row = host_db.get(self._ctx(), reservation_id)
         self.notifier.state_entered(row, previous, held_from, held_to)
@@ -194,7 +196,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
 
     def _held_since(self, row):
         """Where its hosts' interval began: its claim's start."""
-        return usage.held_since(
+        return usage_records.held_since(
             db_api.get_claims(self._ctx(), row['reservation_id']),
             row['start_time'])
 
@@ -207,8 +209,8 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         claims = db_api.get_claims(self._ctx(), row['reservation_id'])
         self.notifier.state_entered(
             dict(row, state=host_db.ENDED), row['state'],
-            usage.held_since(claims, row['start_time']),
-            usage.held_until(claims))
+            usage_records.held_since(claims, row['start_time']),
+            usage_records.held_until(claims))
 
     # --- admission -------------------------------------------------------
 

@@ -62,7 +62,7 @@ from pcloud_plugin.db import intents
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
-from pcloud_plugin.notifications import usage
+from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
@@ -132,7 +132,8 @@ def _details(plugin, row, amount, at, **more):
     held = db_api.get_claims(plugin._ctx(), row['reservation_id'])
     details = {
         'lease_id': row['lease_id'], 'at': _moment(at),
-        'held_from': _moment(usage.held_since(held, row['start_time'], at)),
+        'held_from': _moment(usage_records.held_since(
+            held, row['start_time'], at)),
         'held_start': _moment(held['start'] if held else row['start_time']),
         'end': _moment(row['end_time']),
         'amount_before': row['amount'], 'amount': amount,

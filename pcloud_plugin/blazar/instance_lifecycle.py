@@ -40,7 +40,7 @@ from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
-from pcloud_plugin.notifications import usage
+from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
@@ -368,7 +368,7 @@ class Lifecycle(object):
             'server_group_id': row['server_group_id']})
         row = res_db.get(ctx, rid)
         self.notifier.reservation_started(
-            self._notify_ctx(row), row, usage.held_since(
+            self._notify_ctx(row), row, usage_records.held_since(
                 db_api.get_claims(ctx, rid), row['start_time']))
 
     def on_end(self, resource_id):
@@ -402,8 +402,8 @@ class Lifecycle(object):
             claims = db_api.get_claims(ctx, rid)
             self.notifier.reservation_ended(
                 self._notify_ctx(row), row,
-                usage.held_since(claims, row['start_time']),
-                usage.held_until(claims))
+                usage_records.held_since(claims, row['start_time']),
+                usage_records.held_until(claims))
         faults.step(reconcile.LEASE_END, 'release')
         try:
             gone, still = self._keep_what_runs(row)
@@ -556,4 +556,4 @@ class Lifecycle(object):
         after = res_db.get(self._ctx(), before['reservation_id'])
         self.notifier.reservation_changed(
             self._notify_ctx(after), before, after,
-            usage.held_since(held, before['start_time'], at), at)
+            usage_records.held_since(held, before['start_time'], at), at)

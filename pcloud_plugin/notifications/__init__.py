@@ -12,5 +12,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """Usage notifications, sent through oslo.messaging's notifier. Imports
-nothing of ours.
+nothing of ours outside this package.
+
+``usage``: the event types, their publishers and the notifier the
+plugins and the pcloud service call. ``usage_records``: the usage record
+every usage event carries, and where its interval starts and ends.
+``instance_payloads`` and ``host_payloads``: the rest of the bodies,
+virtual:instance reservations' and those of whole hosts (pcloud:host
+reservations, hosts pclouds hold for good).
 """

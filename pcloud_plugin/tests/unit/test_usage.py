@@ -11,9 +11,10 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""The usage records of notifications.usage, event by event, and those
+"""The usage records of notifications (usage_records, and the bodies
 
-the pcloud service sends for the hosts pclouds hold for good.
+usage sends), event by event, and those the pcloud service sends for the
+hosts pclouds hold for good.
 """
 
 import datetime
@@ -25,6 +26,7 @@ import yaml
 
 from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
+from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.pcloud import leases as leases_mod
 from pcloud_plugin.pcloud import service as service_mod
 from pcloud_plugin.tests import base
@@ -75,9 +77,9 @@ def _notifier(cls=usage.UsageNotifier, **kwargs):
 class RecordTests(base.TestCase):
 
     def test_an_open_record_bills_nothing_yet(self):
-        body = usage.record('virtual:instance', 'r1', 'p1',
-                            [{'host': 'cn1', 'slots': 2, 'vcpus': 4}],
-                            _at(0))
+        body = usage_records.record(
+            'virtual:instance', 'r1', 'p1',
+            [{'host': 'cn1', 'slots': 2, 'vcpus': 4}], _at(0))
         self.assertEqual(
             (False, None, 0, 0.0, 0.0, 0.0, {'slots': 2, 'vcpus': 4},
              'r1@2031-01-01T10:00:00'),
@@ -86,10 +88,10 @@ class RecordTests(base.TestCase):
              body['totals'], body['record_id']))
 
     def test_a_closed_record_is_amount_times_time(self):
-        body = usage.record('virtual:instance', 'r1', 'p1',
-                            [{'host': 'cn1', 'slots': 2, 'vcpus': 4},
-                             {'host': 'cn2', 'slots': 1, 'vcpus': 2}],
-                            _at(0), _at(90))
+        body = usage_records.record(
+            'virtual:instance', 'r1', 'p1',
+            [{'host': 'cn1', 'slots': 2, 'vcpus': 4},
+             {'host': 'cn2', 'slots': 1, 'vcpus': 2}], _at(0), _at(90))
         self.assertEqual(
             (True, 5400, 1.5, 4.5, 9.0, 0.0, 'r1@2031-01-01T10:00:00'),
             (body['closed'], body['seconds'], body['hours'],
@@ -97,7 +99,7 @@ class RecordTests(base.TestCase):
              body['record_id']))
 
     def test_nothing_held_has_no_record_id(self):
-        body = usage.record('pcloud:host', 'h1', 'p1', [], None)
+        body = usage_records.record('pcloud:host', 'h1', 'p1', [], None)
         self.assertEqual((None, False, {}),
                          (body['record_id'], body['closed'],
                           body['totals']))
@@ -105,15 +107,18 @@ class RecordTests(base.TestCase):
     def test_where_an_interval_starts_and_ends(self):
         now = _at(60)
         claims = {'start': _at(0), 'end': _at(120)}
-        self.assertEqual(_at(0), usage.held_since(claims, _at(5), now))
+        self.assertEqual(_at(0),
+                         usage_records.held_since(claims, _at(5), now))
         # No claim: the fallback; never in the future.
-        self.assertEqual(_at(5), usage.held_since(None, _at(5), now))
-        self.assertEqual(now, usage.held_since(
+        self.assertEqual(_at(5),
+                         usage_records.held_since(None, _at(5), now))
+        self.assertEqual(now, usage_records.held_since(
             {'start': _at(90), 'end': None}, None, now))
         # Ended early: now; an end event that ran late: the claim's end.
-        self.assertEqual(now, usage.held_until(claims, now))
-        self.assertEqual(_at(120), usage.held_until(claims, _at(130)))
-        self.assertEqual(now, usage.held_until(None, now))
+        self.assertEqual(now, usage_records.held_until(claims, now))
+        self.assertEqual(_at(120),
+                         usage_records.held_until(claims, _at(130)))
+        self.assertEqual(now, usage_records.held_until(None, now))
 
 
 class InstanceEventTests(base.TestCase):
