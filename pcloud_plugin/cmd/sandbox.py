@@ -35,13 +35,15 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import migration
 try:
-    from pcloud_plugin.sandbox import demo
+    from pcloud_plugin.sandbox.demo import cloud_story
+    from pcloud_plugin.sandbox.demo import ledger_story
+    from pcloud_plugin.sandbox.demo import steps
     from pcloud_plugin.sandbox import supervisor
 except ModuleNotFoundError as e:
     if (e.name or 'pcloud_plugin').startswith('pcloud_plugin'):
         raise  # ours: a bug, not a missing extra
     # Without the sandbox extra (psutil): main() says what to install.
-    demo = supervisor = None
+    cloud_story = ledger_story = steps = supervisor = None
     _MISSING_AT_IMPORT = e.name
 
 CONF = conf.CONF
@@ -135,7 +137,7 @@ def _run_story(story, parts):
     try:
         for part in parts:
             part()
-    except demo.DemoFailed as e:
+    except steps.DemoFailed as e:
         print('Demo FAILED at %s' % e)
         return 1
     print('Demo passed: %d steps.' % story.number)
@@ -206,11 +208,11 @@ def main(argv=None):
     except supervisor.SandboxError as e:
         print('ERROR: %s' % e, file=sys.stderr)
         return 2
-    story = demo.Story()
+    story = steps.Story()
 
     def ledger_part():
         _prepare_story_ledger(state_dir, sandbox.databases.story_ledger)
-        demo.ledger_story(context_mod.get_admin_context(), story,
+        ledger_story.tell(context_mod.get_admin_context(), story,
                           timeutils.utcnow())
 
     if args.demo and args.ledger_only:
@@ -222,7 +224,7 @@ def main(argv=None):
         sandbox.start()
         _print_ready(sandbox)
         if args.demo:
-            return _run_story(story, [ledger_part, lambda: demo.cloud_story(
+            return _run_story(story, [ledger_part, lambda: cloud_story.tell(
                 story, sandbox)])
         return _serve(sandbox)
     except supervisor.SandboxError as e:

@@ -14,7 +14,7 @@
 
 import io
 
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import steps
 from pcloud_plugin.tests import base
 
 
@@ -22,15 +22,15 @@ class StoryTests(base.TestCase):
 
     def test_stops_at_first_broken_step_and_names_it(self):
         out = io.StringIO()
-        story = demo.Story(out)
+        story = steps.Story(out)
         story.step('fine', lambda: 'yes')
-        e = self.assertRaises(demo.DemoFailed, story.step, 'broken',
+        e = self.assertRaises(steps.DemoFailed, story.step, 'broken',
                               lambda: 1 / 0)
         self.assertIn('step 2, broken', str(e))
         self.assertIn('[ ok ] 1. fine: yes', out.getvalue())
         self.assertIn('[FAIL] 2. broken: ZeroDivisionError', out.getvalue())
 
     def test_refusal_that_does_not_happen_fails(self):
-        story = demo.Story(io.StringIO())
-        self.assertRaises(demo.DemoFailed, story.refused, 'x',
+        story = steps.Story(io.StringIO())
+        self.assertRaises(steps.DemoFailed, story.refused, 'x',
                           ValueError, lambda: None)

@@ -46,7 +46,7 @@ from pcloud_plugin.db import api as db_api
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
 
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.sandbox import supervisor
 
 _LOCK = threading.Lock()
@@ -113,7 +113,7 @@ class SandboxFixture(fixtures.Fixture):
 
     def _setUp(self):
         self.sandbox = get_sandbox(self.blazar_filters)
-        self.cli = demo.Cli(self.sandbox)
+        self.cli = commands.Cli(self.sandbox)
         ledger_caught_up(self.sandbox)
 
 
@@ -191,7 +191,7 @@ def delete_server(cli, server_id, user):
     try:
         cli.run('openstack', 'server', 'delete', '--wait', server_id,
                 user=user)
-    except demo.CommandFailed as e:
+    except commands.CommandFailed as e:
         if 'No Server found' not in str(e):
             raise
 

@@ -29,7 +29,7 @@ import datetime
 import uuid
 
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
 
@@ -104,8 +104,8 @@ class InstanceReservationAffinity(base.TestCase):
         hosts = [self._boot('%s-%d' % (prefix, n), flavor, group)
                  for n in range(amount)]
         # Without the group hint: only the reservation's count refuses it.
-        demo.boot_fails(self.cli, '%s-extra' % prefix, flavor,
-                        common.DEMO_USER)
+        commands.boot_fails(self.cli, '%s-extra' % prefix, flavor,
+                            common.DEMO_USER)
         self.assertLessEqual(set(hosts), set(self.hosts))
         return hosts
 

@@ -32,7 +32,8 @@ from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.pcloud import aggregates
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
+from pcloud_plugin.sandbox.demo import placement
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
 
@@ -151,7 +152,7 @@ class _Capacity(base.TestCase):
         try:
             self.cli.run('openstack', 'server', 'delete', '--wait',
                          server_id)
-        except demo.CommandFailed as e:
+        except commands.CommandFailed as e:
             if 'No Server found' not in str(e):
                 raise
 
@@ -348,7 +349,7 @@ class UsageOutsideReservations(_Capacity):
         host = self.computes[0]
         self._pool(*self.computes[1:])
         provider = self._provider(host)
-        free = demo.placement_free(self.sandbox, 'MEMORY_MB')[host]
+        free = placement.free(self.sandbox, 'MEMORY_MB')[host]
         flavor = max((f for f in self.nova.flavors.list()
                       if f.name.startswith('m1.') and f.ram <= free),
                      key=lambda f: f.ram)
@@ -408,7 +409,7 @@ class CapacityChange(_Capacity):
     def test_a_grown_compute_is_reservable_without_a_command(self):
         interval = self._mirror_interval()
         # The roomiest compute, then a slot more than it has free.
-        free = demo.placement_free(self.sandbox, 'MEMORY_MB')
+        free = placement.free(self.sandbox, 'MEMORY_MB')
         host = max(free, key=free.get)
         provider = self._provider(host)
         total = self.placement.get(
@@ -446,7 +447,7 @@ class CapacityChange(_Capacity):
 
     def test_an_added_compute_is_reservable_without_a_command(self):
         interval = self._mirror_interval()
-        free = max(demo.placement_free(self.sandbox, 'MEMORY_MB').values())
+        free = max(placement.free(self.sandbox, 'MEMORY_MB').values())
         slot = self._slot(free + 1024)
         self._refused(self._lease, self.demo, slot)
 

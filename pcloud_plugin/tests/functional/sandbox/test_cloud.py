@@ -38,7 +38,7 @@ import sqlalchemy as sa
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import blazar_proc
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.sandbox import supervisor
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
@@ -100,7 +100,7 @@ class SharedCloud(base.TestCase):
         # No host is in this pcloud: only the PcloudFilter can say so.
         name = 'vm-%s' % uuid.uuid4().hex[:8]
         self.assertRaises(
-            demo.CommandFailed, self.cli.run, 'openstack', 'server',
+            commands.CommandFailed, self.cli.run, 'openstack', 'server',
             'create', '--flavor', 'm1.tiny', '--image', 'cirros', '--nic',
             'none', '--hint', 'pcloud=%s' % uuid.uuid4(), '--wait', name,
             user='demo')
@@ -285,7 +285,7 @@ class Lifecycle(base.TestCase):
         state = self.useFixture(fixtures.TempDir()).path
         ports = fixture.free_ports()
         crashed, _ = self._start(state, ports)
-        cli = demo.Cli(supervisor.Sandbox(state, ports=ports))
+        cli = commands.Cli(supervisor.Sandbox(state, ports=ports))
         server = cli.json('openstack', 'server', 'create', '--flavor',
                           'm1.tiny', '--image', 'cirros', '--nic', 'none',
                           '--wait', 'kept', user=common.DEMO_USER)
@@ -420,7 +420,7 @@ class RealServers(base.TestCase):
                 conf = f.read()
             self.assertIn('%s_nova_cell1' % prefix, conf)
             self.assertIn('rabbit://', conf)
-            cli = demo.Cli(sandbox)
+            cli = commands.Cli(sandbox)
             self.assertEqual(2, len(cli.json('openstack', 'hypervisor',
                                              'list')))
             server = cli.json('openstack', 'server', 'create', '--flavor',

@@ -33,7 +33,7 @@ import uuid
 
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
 
@@ -142,7 +142,7 @@ class InstanceReservationFence(_Fence):
         # An hour before it starts, boots that would still run then (any
         # boot: Placement knows no end) find no room on its host.
         for user in (common.ALT_USER, common.DEMO_USER):
-            demo.boot_fails(self.cli, 'before-%s' % user, 'm1.tiny', user)
+            commands.boot_fails(self.cli, 'before-%s' % user, 'm1.tiny', user)
         # The lease deleted (its claim goes at the next sweep), the room
         # is everyone's again.
         fixture.delete_lease(self.demo, lease['id'])
@@ -176,12 +176,12 @@ class InstanceReservationFence(_Fence):
 
         # Another project's plain boot, and the lessee's own: no room.
         for user in (common.ALT_USER, common.DEMO_USER):
-            demo.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
+            commands.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
         # The reserved flavor: one boot per slot, then no more.
         reserved = [self._boot('reserved-%d' % n, flavor, common.DEMO_USER)
                     for n in range(SLOTS)]
-        demo.boot_fails(self.cli, 'reserved-extra', flavor,
-                        common.DEMO_USER)
+        commands.boot_fails(self.cli, 'reserved-extra', flavor,
+                            common.DEMO_USER)
 
         # Once the lease has ended (its end made due now), Placement holds
         # nothing for it: the capacity is everyone's again.
@@ -245,10 +245,10 @@ class HostLeaseFence(_Fence):
         self.assertEqual(self.host, server['OS-EXT-SRV-ATTR:host'])
         # Another project, not authorized, with the hint; anyone without
         # it (the leased host is the only one in service).
-        demo.boot_fails(self.cli, 'alt-in-lease', 'm1.tiny',
-                        common.ALT_USER, *hint)
+        commands.boot_fails(self.cli, 'alt-in-lease', 'm1.tiny',
+                            common.ALT_USER, *hint)
         for user in (common.ALT_USER, common.DEMO_USER):
-            demo.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
+            commands.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
         fixture.delete_server(self.cli, server['id'], common.DEMO_USER)
 
         # A tenant the lessee authorizes on its pcloud, with the hint.
@@ -276,8 +276,8 @@ class HostLeaseFence(_Fence):
         self.assertEqual(['enabled'], [h['state'] for h in
                                        self.demo.list_hosts(
                                            self.pcloud['id'])])
-        demo.boot_fails(self.cli, 'past-the-end', 'm1.tiny',
-                        common.DEMO_USER, *hint)
+        commands.boot_fails(self.cli, 'past-the-end', 'm1.tiny',
+                            common.DEMO_USER, *hint)
         self.assert_refused_by_the_pcloud_filter()
 
         # Ended: the host has left the pcloud; the hint boots nowhere.
@@ -286,8 +286,8 @@ class HostLeaseFence(_Fence):
             'openstack', 'reservation', 'lease', 'show', lease['id']),
             lambda found: found['status'] == 'TERMINATED',
             user=common.DEMO_USER)
-        demo.boot_fails(self.cli, 'after-lease', 'm1.tiny',
-                        common.DEMO_USER, *hint)
+        commands.boot_fails(self.cli, 'after-lease', 'm1.tiny',
+                            common.DEMO_USER, *hint)
 
     def _lease_aggregate(self, lease_id):
         name = 'pcloud-lease:%s' % fixture.reservation_of(self.sandbox,

@@ -22,7 +22,7 @@ allocation ones) cover the rest.
 """
 
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.tests.functional.sandbox import fixture
 from pcloud_plugin.tests.functional.sandbox import test_capacity_truth
 
@@ -99,7 +99,7 @@ class HostLeaseChanges(test_capacity_truth._Capacity):
 
         # The third is booked from before the lease's end: refused,
         # saying why, and nothing changes.
-        refused = _said(self.assertRaises(demo.CommandFailed, self._resize,
+        refused = _said(self.assertRaises(commands.CommandFailed, self._resize,
                                           lease, rid, 3))
         self.assertIn('Cannot grow the amount of reservation %s from 2 to 3'
                       % rid, refused)
@@ -158,7 +158,7 @@ class HostLeaseChanges(test_capacity_truth._Capacity):
 
         # A window that ends before it starts: 400, naming the field.
         bad = _said(self.assertRaises(
-            demo.CommandFailed, self.cli.run, 'openstack', 'pcloud',
+            commands.CommandFailed, self.cli.run, 'openstack', 'pcloud',
             'allocation', 'list', '--start', _minute(hours=1), '--end', now))
         self.assertIn('end', bad)
         self.assertIn('must not be before start', bad)
@@ -166,7 +166,7 @@ class HostLeaseChanges(test_capacity_truth._Capacity):
 
         # Not the lessee's to see: 403, and nothing printed.
         refused = _said(self.assertRaises(
-            demo.CommandFailed, self.cli.run, 'openstack', 'pcloud',
+            commands.CommandFailed, self.cli.run, 'openstack', 'pcloud',
             'allocation', 'list', '--start', now, '--end', _minute(hours=1),
             user=common.DEMO_USER))
         self.assertIn('403', refused)

@@ -35,7 +35,7 @@ import fixtures
 from testtools import content
 
 from pcloud_plugin.sandbox import common
-from pcloud_plugin.sandbox import demo
+from pcloud_plugin.sandbox.demo import commands
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
 
@@ -188,7 +188,7 @@ class UserGuide(base.TestCase):
     def _quietly(self, *args, user='admin'):
         try:
             self.cli.run(*args, user=user)
-        except demo.CommandFailed:
+        except commands.CommandFailed:
             pass
 
     def _clean_up(self):
