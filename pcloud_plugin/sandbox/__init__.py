@@ -19,5 +19,5 @@ Three processes on loopback, each a thin layer that configures and serves
 the real service: Keystone (``keystone_proc``), Nova with Placement and
 fake computes (``nova_proc``), Blazar API and manager (``blazar_proc``).
 ``supervisor`` starts, watches and stops them; ``demo`` tells the story
-through the real command-line clients.
+through the real command-line clients, a module per chapter.
 """
