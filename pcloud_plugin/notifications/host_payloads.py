@@ -76,12 +76,7 @@ def update_payload(before, after, held_from, at):
     del body['ended_early']
     now = payload(after, before['state'], at)
     body.update((k, now[k]) for k in ('amount', 'end', 'hosts', 'state'))
-    body['previous_amount'] = before['amount']
-    body['previous_end'] = usage_records.moment(before['end_time'])
-    body['next'] = {'held_from': usage_records.moment(at),
-                    'per_host': now['per_host'], 'totals': now['totals'],
-                    'end': now['end']}
-    return body
+    return usage_records.changed(body, before, now, at)
 
 
 # --- hosts of pclouds, for good --------------------------------------------

@@ -76,12 +76,7 @@ def update_payload(before, after, held_from, at):
     now = payload(after)
     body.update((k, now[k]) for k in (
         'amount', 'flavor_id', 'start', 'end', 'slots'))
-    body['previous_amount'] = before['amount']
-    body['previous_end'] = usage_records.moment(before['end_time'])
-    body['next'] = {'held_from': usage_records.moment(at),
-                    'per_host': now['per_host'], 'totals': now['totals'],
-                    'end': now['end']}
-    return body
+    return usage_records.changed(body, before, now, at)
 
 
 def end_payload(reservation, held_from, held_to, at=None):

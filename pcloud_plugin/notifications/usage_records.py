@@ -105,3 +105,17 @@ def record(resource_type, resource_id, project_id, per_host, held_from,
     found.update((field, totals.get(q, 0) * hours)
                  for q, field in QUANTITIES.items())
     return found
+
+
+def changed(body, before, now, at):
+    """An update's body: ``body``, the closed record of what ``before``
+
+    (a reservation record of either kind) held until ``at``, with what
+    it was (``previous_*``) and ``next``, what ``now`` (the body of the
+    reservation after the change) holds from then.
+    """
+    body['previous_amount'] = before['amount']
+    body['previous_end'] = moment(before['end_time'])
+    body['next'] = {'held_from': moment(at), 'per_host': now['per_host'],
+                    'totals': now['totals'], 'end': now['end']}
+    return body
