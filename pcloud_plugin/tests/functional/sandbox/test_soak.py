@@ -33,9 +33,9 @@ restart), no claim without its reservation, and every lease deletable
 by its owner.
 
 On the default SQLite sandbox, and on MariaDB with RabbitMQ where they
-answer; scaled down to fit CI beside the other tests. It runs with
-PCLOUD_SOAK=1 (see setUp for why not yet always); PCLOUD_SOAK_CLIENTS,
-PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS scale it; PCLOUD_SOAK_STATE
+answer; scaled down to fit CI beside the other tests.
+PCLOUD_SOAK_CLIENTS, PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS scale it;
+PCLOUD_SOAK_STATE
 keeps the sandbox's state directory (its logs) to look at after a
 failure.
 """
@@ -182,13 +182,6 @@ class Soak(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        if os.environ.get('PCLOUD_SOAK') != '1':
-            # About one run in four or five still sends a lease to ERROR,
-            # on either backend: a start that Placement refuses though
-            # nothing outlived is on the host (the log says what
-            # Placement had). Not in CI until that is found.
-            self.skipTest('the soak runs with PCLOUD_SOAK=1 (a start '
-                          'still refused now and then: issue 28)')
         # Minutes of load, then a settling: longer than OS_TEST_TIMEOUT
         # (a new alarm replaces it).
         self.useFixture(fixtures.Timeout(SECONDS + 900, gentle=True))
