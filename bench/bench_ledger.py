@@ -46,6 +46,7 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity import candidates
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
@@ -136,8 +137,8 @@ def measure(allocations, claims):
             range(1, PROVIDERS + 1), SLOTS)]
         overlaps.append(_overlapping(engine, providers, start, end))
         began = time.perf_counter()
-        db_api.claim(context, uuidutils.generate_uuid(),
-                     {p: dict(SLOT) for p in providers}, start, end)
+        db_claims.claim(context, uuidutils.generate_uuid(),
+                        {p: dict(SLOT) for p in providers}, start, end)
         timings.append((time.perf_counter() - began) * 1000)
     db_api.main_context_manager.dispose_pool()
     shutil.rmtree(tmp)
@@ -224,7 +225,7 @@ def measure_window(rounds):
     def new_claim():
         start = first + datetime.timedelta(hours=rng.randrange(
             (HORIZON_DAYS - 1) * 24))
-        db_api.claim(context, uuidutils.generate_uuid(), {
+        db_claims.claim(context, uuidutils.generate_uuid(), {
             'rp-%04d' % i: dict(SLOT)
             for i in rng.sample(range(1, PROVIDERS + 1), SLOTS)},
             start, start + datetime.timedelta(days=1))

@@ -53,7 +53,7 @@ from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -302,7 +302,7 @@ def _move_slots(plugin, row, movable, avoid):
     ctx = plugin._ctx()
     rid = row['reservation_id']
     active = row['state'] == res_db.ACTIVE
-    held = db_api.get_claims(ctx, rid)
+    held = db_claims.get_claims(ctx, rid)
     params = {p: row[p] for p in slots_mod.PARAMS}
     moving = sum(s['slots'] for s in row['slots']
                  if s['host_uuid'] in movable)
@@ -327,7 +327,7 @@ def _move_slots(plugin, row, movable, avoid):
                              discounted=held['amounts'], consumer=rid,
                              held=kept, **where)
         with race:
-            db_api.change_claim(
+            db_claims.change_claim(
                 ctx, rid, amounts=slots_mod.merged_amounts(kept, plan.amounts),
                 start=start, end=end)
             break
@@ -336,8 +336,8 @@ def _move_slots(plugin, row, movable, avoid):
     slots = slots_mod.grown(staying, plan)
 
     def undo():
-        db_api.change_claim(ctx, rid, amounts=held['amounts'],
-                            start=held['start'], end=held['end'])
+        db_claims.change_claim(ctx, rid, amounts=held['amounts'],
+                               start=held['start'], end=held['end'])
         res_db.update(ctx, rid, slots=row['slots'])
 
     if not active:

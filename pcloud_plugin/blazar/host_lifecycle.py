@@ -29,7 +29,7 @@ from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin import exception
@@ -282,7 +282,7 @@ class Lifecycle(object):
         if row['state'] == host_db.ACTIVE:
             self._notify_end(row)
         faults.step(reconcile.LEASE_END, 'release')
-        db_api.release(ctx, resource_id)
+        db_claims.release(ctx, resource_id)
         faults.step(reconcile.LEASE_END, 'ended')
         host_db.update(ctx, resource_id, state=host_db.ENDED)
         if row['state'] != host_db.ACTIVE:
@@ -371,7 +371,7 @@ class Lifecycle(object):
                         'it', rid)
             if row['state'] == host_db.ACTIVE:
                 self._notify_end(row)
-            db_api.release(ctx, rid)
+            db_claims.release(ctx, rid)
             if self._leave(row):
                 host_db.delete(ctx, rid)
             else:

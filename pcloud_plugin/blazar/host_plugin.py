@@ -80,7 +80,7 @@ from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
@@ -197,7 +197,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
     def _held_since(self, row):
         """Where its hosts' interval began: its claim's start."""
         return usage_records.held_since(
-            db_api.get_claims(self._ctx(), row['reservation_id']),
+            db_claims.get_claims(self._ctx(), row['reservation_id']),
             row['start_time'])
 
     def _notify_end(self, row):
@@ -206,7 +206,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         before its claim goes, so that a crash sends it again (the same
         record_id) rather than never.
         """
-        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
+        claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
         self.notifier.state_entered(
             dict(row, state=host_db.ENDED), row['state'],
             usage_records.held_since(claims, row['start_time']),
@@ -359,7 +359,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                               exclude=reservation_id)
         except Exception:
             host_db.delete(self._ctx(), reservation_id)
-            db_api.release(self._ctx(), reservation_id)
+            db_claims.release(self._ctx(), reservation_id)
             raise
         if state == host_db.IN_PROGRESS:
             self._blazar_status(reservation_id, missing_resources=True)
@@ -376,7 +376,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         ctx = self._ctx()
         rid = row['reservation_id']
         given_back = self._leave(row) if row['hosts'] else True
-        db_api.release(ctx, rid)
+        db_claims.release(ctx, rid)
         # Hosts still joined stay recorded, for sweep() to take out.
         host_db.update(ctx, rid, state=host_db.TIMEDOUT,
                        **({'hosts': []} if given_back else {}))

@@ -56,7 +56,7 @@ from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -129,7 +129,7 @@ def _notify(plugin, before, details):
 
 def _details(plugin, row, amount, at, **more):
     """What recover() needs of a resize: when, from what, to what."""
-    held = db_api.get_claims(plugin._ctx(), row['reservation_id'])
+    held = db_claims.get_claims(plugin._ctx(), row['reservation_id'])
     details = {
         'lease_id': row['lease_id'], 'at': _moment(at),
         'held_from': _moment(usage_records.held_since(
@@ -325,7 +325,7 @@ def _undo_grow(plugin, rid, details):
             reason='hosts added to reservation %s are still in pcloud %s'
             % (rid, row['pcloud_id']))
     kept = [h for h in row['hosts'] if h['host_uuid'] not in added]
-    held = db_api.get_claims(ctx, rid)
+    held = db_claims.get_claims(ctx, rid)
     if held and added & set(_claimed_roots(ctx, held)):
         _claim(plugin, rid, kept, _parse(details['held_start']),
                _parse(details['end']))
@@ -472,7 +472,7 @@ def _recover(plugin, intent):
         return None  # gone with its lease: its end took it all out
     if row['state'] != host_db.ACTIVE:
         return None  # ended: the end took every host out
-    held = db_api.get_claims(ctx, rid)
+    held = db_claims.get_claims(ctx, rid)
     roots = _claimed_roots(ctx, held) if held else set()
     before = dict(row, amount=details['amount_before'])
     if intent['operation'] == GROW:

@@ -31,7 +31,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.pcloud import aggregates as codec
@@ -127,7 +127,7 @@ class Vacating(object):
         others = occupants.on(least)
         if not others or self._targets_exist(pools, others):
             return
-        db_api.release(ctx, reservation_id)
+        db_claims.release(ctx, reservation_id)
         raise errors.CapacityRefused(
             'Cannot reserve %s: its hosts cannot be emptied. Even the %d '
             'eligible host(s) running the least of other projects\' '
@@ -166,7 +166,7 @@ class Vacating(object):
 
     def _wait_for_hosts(self, rid, previous):
         """Give the hosts back; wait IN-PROGRESS for others to be free."""
-        db_api.release(self._ctx(), rid)
+        db_claims.release(self._ctx(), rid)
         host_db.update(self._ctx(), rid, hosts=[], migrations=[],
                        state=host_db.IN_PROGRESS)
         self._blazar_status(rid, missing_resources=True)

@@ -30,7 +30,7 @@ from pcloud_plugin.cloud import mirror as mirror_mod
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class LedgerHostsPlugin(base.BasePlugin):
     def get(self, resource_id):
         """A host (resource ids here are root provider uuids)."""
         try:
-            provider = db_api.get_provider(self._ctx(), resource_id)
+            provider = db_providers.get_provider(self._ctx(), resource_id)
         except exception.ResourceProviderNotFound:
             return None
         return {'id': provider['uuid'],

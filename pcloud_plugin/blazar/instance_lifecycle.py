@@ -34,7 +34,7 @@ from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.cloud import promises as promises_mod
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import intents
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -80,7 +80,7 @@ def _left_over(claims, slots, running, forest):
 
 
 def _ended(claims, now=None):
-    """Whether a reservation's claims (db.api.get_claims) have ended."""
+    """Whether a reservation's claims (db.claims.get_claims) have ended."""
     return claims is None or (claims['end'] is not None and claims['end']
                               <= (now or timeutils.utcnow()))
 
@@ -109,7 +109,7 @@ class Lifecycle(object):
             except promises_mod.NoRoomInPlacement as e:
                 if attempt == _HOLD_ATTEMPTS:
                     raise
-                providers = e.kwargs['uuids'] or db_api.get_claims(
+                providers = e.kwargs['uuids'] or db_claims.get_claims(
                     ctx, row['reservation_id'])['amounts']
                 if not self._end_outlived_holds(providers,
                                                 row['reservation_id']):
@@ -133,8 +133,8 @@ class Lifecycle(object):
         promises of those providers with it (cloud.promises).
         """
         if amounts is None:
-            amounts = db_api.get_claims(self._ctx(),
-                                        row['reservation_id'])['amounts']
+            amounts = db_claims.get_claims(self._ctx(),
+                                           row['reservation_id'])['amounts']
             end = row['end_time']
         amounts = {uuid: dict(held) for uuid, held in amounts.items()}
         for slot in row['slots']:
@@ -163,7 +163,7 @@ class Lifecycle(object):
         there.pop(starting, None)
         ended = False
         for rid in sorted(res_db.reservation_ids(ctx, among=there)):
-            claims = db_api.get_claims(ctx, rid)
+            claims = db_claims.get_claims(ctx, rid)
             if not _ended(claims, now):
                 continue
             LOG.warning('Reservation %s still holds %s in Placement after '
@@ -339,7 +339,7 @@ class Lifecycle(object):
         except res_db.ReservationNotFound as e:
             raise mgr_exc.EventError(error=e.message)
         rid = row['reservation_id']
-        if _ended(db_api.get_claims(ctx, rid)):
+        if _ended(db_claims.get_claims(ctx, rid)):
             # A start run again after its end came (its first try died):
             # nothing to make; its end, next, removes what is left.
             LOG.info('Reservation %s ended before its start ran; nothing '
@@ -353,7 +353,7 @@ class Lifecycle(object):
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             try:
-                self._drop_hold(row, db_api.get_claims(ctx, rid)['amounts'])
+                self._drop_hold(row, db_claims.get_claims(ctx, rid)['amounts'])
                 self._remove_objects(res_db.get(ctx, rid))
             except Exception:
                 LOG.exception('Could not undo reservation %s; its end or '
@@ -369,7 +369,7 @@ class Lifecycle(object):
         row = res_db.get(ctx, rid)
         self.notifier.reservation_started(
             self._notify_ctx(row), row, usage_records.held_since(
-                db_api.get_claims(ctx, rid), row['start_time']))
+                db_claims.get_claims(ctx, rid), row['start_time']))
 
     def on_end(self, resource_id):
         ctx = self._ctx()
@@ -399,7 +399,7 @@ class Lifecycle(object):
             # time; sent before the claim goes, so that a crash sends it
             # again (the same record_id) rather than never. What instances
             # still running keep after it is theirs, not the reservation's.
-            claims = db_api.get_claims(ctx, rid)
+            claims = db_claims.get_claims(ctx, rid)
             self.notifier.reservation_ended(
                 self._notify_ctx(row), row,
                 usage_records.held_since(claims, row['start_time']),
@@ -436,21 +436,21 @@ class Lifecycle(object):
         """
         ctx = self._ctx()
         rid = row['reservation_id']
-        claims = db_api.get_claims(ctx, rid)
+        claims = db_claims.get_claims(ctx, rid)
         providers = set(claims['amounts']) if claims else set()
         running = self._running(row)
         left = _left_over(claims, row['slots'], running,
                           db_snapshots.load_forest(ctx) if running else None)
         if not left:
-            db_api.release(ctx, rid)
+            db_claims.release(ctx, rid)
             self._drop_hold(row, providers)
             return True, None
         still = dict(row, slots=[dict(s, slots=running[s['host_uuid']])
                                  for s in row['slots']
                                  if running.get(s['host_uuid'])])
         try:
-            db_api.change_claim(ctx, rid, amounts=left,
-                                start=timeutils.utcnow().replace(
+            db_claims.change_claim(ctx, rid, amounts=left,
+                                   start=timeutils.utcnow().replace(
                                     microsecond=0), open_end=True)
         except exception.PLAN_OUTDATED as e:
             # Booked for someone else after the end: Placement's hold
@@ -458,7 +458,7 @@ class Lifecycle(object):
             LOG.warning('Instances of ended reservation %s still use '
                         'capacity promised to other reservations: %s',
                         rid, e.message)
-            db_api.release(ctx, rid)
+            db_claims.release(ctx, rid)
         self._hold(still, left)
         return False, still
 
@@ -537,7 +537,7 @@ class Lifecycle(object):
             return None
         if row['state'] == res_db.ACTIVE:
             return None
-        claims = db_api.get_claims(self._ctx(), row['reservation_id'])
+        claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
         self._drop_hold(row, claims['amounts'] if claims else ())
         if not self._remove_objects(row):
             return reconcile.KEEP

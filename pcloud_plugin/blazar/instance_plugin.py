@@ -55,7 +55,7 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
@@ -311,7 +311,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     plan = self._place(request, start, end,
                                        avoid_hosts=avoid)
             with race:
-                db_api.claim(self._ctx(), consumer, plan.amounts, start, end)
+                db_claims.claim(self._ctx(), consumer, plan.amounts, start,
+                                end)
                 try:
                     # Placement holds it from now on, unless instances
                     # that run outside reservations took it: then
@@ -321,7 +322,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     # Claimed only if Placement holds it too: the next
                     # attempt (other writers got there first, or no room
                     # here) claims anew.
-                    db_api.release(self._ctx(), consumer)
+                    db_claims.release(self._ctx(), consumer)
                     if isinstance(e, promises.NoRoomInPlacement):
                         LOG.info('Placement has no room for %s: %s',
                                  consumer, e.message)
@@ -376,7 +377,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                                              exclude=reservation_id)
         except Exception:
             res_db.delete(self._ctx(), reservation_id)
-            db_api.release(self._ctx(), reservation_id)
+            db_claims.release(self._ctx(), reservation_id)
             raise
         LOG.info('Reserved %s for %s on %s', request.describe(),
                  reservation_id, plan.hosts)
@@ -426,15 +427,15 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     def _update_pending(self, row, params, changed, start, end):
         rid = row['reservation_id']
         ctx = self._ctx()
-        held = db_api.get_claims(ctx, rid)
+        held = db_claims.get_claims(ctx, rid)
         slots = self._claim_again(row, params, changed, start, end, held)
         try:
             self.promises().sync(set(held['amounts']) | set(
-                db_api.get_claims(ctx, rid)['amounts']))
+                db_claims.get_claims(ctx, rid)['amounts']))
         except (promises.NoRoomInPlacement,
                 exception.ConcurrentUpdateDetected) as e:
-            db_api.change_claim(ctx, rid, amounts=held['amounts'],
-                                start=held['start'], end=held['end'])
+            db_claims.change_claim(ctx, rid, amounts=held['amounts'],
+                                   start=held['start'], end=held['end'])
             raise errors.CapacityRefused(
                 'Cannot change reservation %s: %s' % (rid, e.message))
         res_db.update(ctx, rid, slots=slots, start_time=start,
@@ -449,7 +450,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         ctx = self._ctx()
         if not changed:
             try:
-                db_api.change_claim(ctx, rid, start=start, end=end)
+                db_claims.change_claim(ctx, rid, start=start, end=end)
                 return None
             except exception.PLAN_OUTDATED:
                 pass  # the slots' hosts are busy then: place them anew
@@ -466,8 +467,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 discounted=held['amounts'] if overlaps else None,
                 consumer=rid, preferred=preferred, avoid_hosts=avoid)
             with race:
-                db_api.change_claim(ctx, rid, amounts=plan.amounts,
-                                    start=start, end=end)
+                db_claims.change_claim(ctx, rid, amounts=plan.amounts,
+                                       start=start, end=end)
                 return plan.slots()
             # Taking our own claim out of the peaks was optimistic
             # there: look elsewhere.
@@ -489,7 +490,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             raise mgr_exc.CantUpdateParameter(
                 'The amount of an active instance reservation can only '
                 'grow (%d slots may be in use).' % row['amount'])
-        held = db_api.get_claims(ctx, rid)
+        held = db_claims.get_claims(ctx, rid)
         if not extra:
             # Only the end moves. The claim's past is billed and over: it
             # starts again now; an end at now or earlier (Blazar's "now"
@@ -506,7 +507,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                           '%s: it can end after that at the earliest)'
                           % (rid, held['start']))
             try:
-                db_api.change_claim(ctx, rid, start=start, end=end)
+                db_claims.change_claim(ctx, rid, start=start, end=end)
             except exception.PLAN_OUTDATED as e:
                 raise errors.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
@@ -515,8 +516,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 self._hold(dict(row, end_time=end))
             except (promises.NoRoomInPlacement,
                     exception.ConcurrentUpdateDetected) as e:
-                db_api.change_claim(ctx, rid, start=held['start'],
-                                    end=held['end'])
+                db_claims.change_claim(ctx, rid, start=held['start'],
+                                       end=held['end'])
                 raise errors.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
@@ -541,7 +542,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 request, start, end, discounted=held['amounts'],
                 consumer=rid, held=held['amounts'], **where)
             with race:
-                db_api.change_claim(
+                db_claims.change_claim(
                     ctx, rid, start=start, end=end,
                     amounts=slots_mod.merged_amounts(held['amounts'],
                                                      plan.amounts))
@@ -556,8 +557,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         except Exception as e:
             LOG.exception('Could not grow reservation %s in Nova or '
                           'Placement; undoing it', rid)
-            db_api.change_claim(ctx, rid, amounts=held['amounts'],
-                                start=held['start'], end=held['end'])
+            db_claims.change_claim(ctx, rid, amounts=held['amounts'],
+                                   start=held['start'], end=held['end'])
             res_db.update(ctx, rid, slots=row['slots'],
                           end_time=row['end_time'], amount=row['amount'])
             self._shrink_back(row, grown)

@@ -45,7 +45,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import timeutils
 
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin.db import locks
@@ -147,7 +147,7 @@ def undo_creation(ctx, lease_id):
     for table in _TABLES:
         for row in table.list_reservations(ctx, lease_id=lease_id):
             rid = row['reservation_id']
-            db_api.release(ctx, rid)
+            db_claims.release(ctx, rid)
             table.delete(ctx, rid)
             undone.append(rid)
     if undone:
@@ -164,12 +164,12 @@ def release_orphan_claims(ctx):
     """
     known = {row['reservation_id'] for table in _TABLES
              for row in table.list_reservations(ctx)}
-    candidates = [consumer for consumer in db_api.list_consumers(ctx)
+    candidates = [consumer for consumer in db_claims.list_consumers(ctx)
                   if _RESERVATION_ID.match(consumer)
                   and consumer not in known]
     released = sorted(gone(candidates))
     for rid in released:
-        db_api.release(ctx, rid)
+        db_claims.release(ctx, rid)
         LOG.warning('Released the ledger claims of reservation %s, which '
                     'Blazar does not hold', rid)
     return released

@@ -49,8 +49,9 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import placement_sync
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 
 LOG = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ CONF = conf.CONF
 
 def usage_consumer(provider_uuid):
     """The ledger consumer of what others use of a provider."""
-    return db_api.USAGE_PREFIX + provider_uuid
+    return db_claims.USAGE_PREFIX + provider_uuid
 
 
 @dataclasses.dataclass
@@ -118,7 +119,7 @@ class Mirror(object):
             for uuid in gone:
                 self._seen.pop(uuid, None)
                 self._reserved.pop(uuid, None)
-                if db_api.record_usage(context, usage_consumer(uuid), {}):
+                if db_claims.record_usage(context, usage_consumer(uuid), {}):
                     report.usage_written.append(uuid)
             report.requests = adapter.count
             report.seconds = time.monotonic() - began
@@ -165,7 +166,7 @@ class Mirror(object):
         else:
             report.sync = placement_sync.SyncReport()
             for uuid, provider in read.items():
-                if db_api.provider_exists(context, uuid):
+                if db_providers.provider_exists(context, uuid):
                     placement_sync.sync_facts(context, provider,
                                               report)
         for uuid, why in report.sync.problems:
@@ -187,8 +188,8 @@ class Mirror(object):
         move a provider's generation when allocations are deleted, so an
         instance gone would otherwise stay counted (never too little).
         """
-        prefix = db_api.USAGE_PREFIX
-        held = sorted(c[len(prefix):] for c in db_api.list_consumers(
+        prefix = db_claims.USAGE_PREFIX
+        held = sorted(c[len(prefix):] for c in db_claims.list_consumers(
             context) if c.startswith(prefix))
         held = [uuid for uuid in held if uuid not in report.read]
         if not held:
@@ -198,11 +199,11 @@ class Mirror(object):
         turn = (held + held)[begin:begin + count]
         self._recheck_from = begin + count
         self._usage(context, adapter, report, {
-            uuid: (db_api.provider_name(context, uuid),
+            uuid: (db_providers.provider_name(context, uuid),
                    _ledger_root(context, uuid),
-                   frozenset(db_api.get_aggregates(context, uuid)),
-                   db_api.get_inventories(context, uuid))
-            for uuid in turn if db_api.provider_exists(context, uuid)})
+                   frozenset(db_providers.get_aggregates(context, uuid)),
+                   db_providers.get_inventories(context, uuid))
+            for uuid in turn if db_providers.provider_exists(context, uuid)})
 
     def _usage(self, context, adapter, report, providers):
         """Hold in the ledger what others use of ``providers``
@@ -224,7 +225,7 @@ class Mirror(object):
                 continue
             used = {}
             root_name = name if root in (None, uuid) else (
-                db_api.provider_name(context, root))
+                db_providers.provider_name(context, root))
             if not (aggs & set(aggregates) or root_name in hosts):
                 # Two lookups: ours | pieces would copy every reservation
                 # id for each provider.
@@ -235,8 +236,8 @@ class Mirror(object):
                     for rc, n in amounts.items():
                         if rc in inventories:
                             used[rc] = used.get(rc, 0) + n
-            if db_api.record_usage(context, usage_consumer(uuid),
-                                   {uuid: used} if used else {}):
+            if db_claims.record_usage(context, usage_consumer(uuid),
+                                      {uuid: used} if used else {}):
                 report.usage_written.append(uuid)
 
 
@@ -249,7 +250,7 @@ def _identity(rp):
 
 
 def _ledger_root(context, uuid):
-    return db_api.get_provider(context, uuid)['root_provider_uuid']
+    return db_providers.get_provider(context, uuid)['root_provider_uuid']
 
 
 _MIRROR = None

@@ -51,7 +51,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
@@ -195,7 +195,7 @@ class Promises:
         providers = set(providers)
         for amounts, _end in holds.values():
             providers.update(amounts)
-        max_units = db_api.max_units(self.context, providers)
+        max_units = db_providers.max_units(self.context, providers)
         for _attempt in range(_RETRIES):
             # Generations first: of each provider's first piece, which a
             # write of its promise that moves a hold rewrites, and of the

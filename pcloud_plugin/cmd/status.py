@@ -29,7 +29,7 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cmd import configured
 from pcloud_plugin import conf
 from pcloud_plugin import context
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import placement_sync
@@ -147,7 +147,7 @@ class Checks(upgradecheck.UpgradeCommands):
         ctx = context.get_admin_context()
         for name in sorted(partition.blazar_hosts(aggregates, freepool)):
             until = host_db.held_until(ctx, name,
-                                       not_holders=db_api.USAGE_PREFIX)
+                                       not_holders=db_claims.USAGE_PREFIX)
             if name not in both and until is not None:
                 held.append('%s (claimed in the ledger until %s)'
                             % (name, until.isoformat()))

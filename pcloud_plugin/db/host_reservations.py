@@ -16,10 +16,11 @@
 A whole-host claim takes, for its window, every resource class of every
 provider in a host's tree in full (its capacity), after checking that no
 other consumer holds anything there then. It follows the ledger's rules
-(db.api): read the generations, check, write, compare-and-swap every
-provider touched, retry the whole on a lost swap. Unit rules (min_unit,
-max_unit, step_size) are for pieces of a host, not a whole one, and are
-not applied. Release is db.api.release.
+(db.api, and db.claims' take_consumer and write_claims): read the
+generations, check, write, compare-and-swap every provider touched,
+retry the whole on a lost swap. Unit rules (min_unit, max_unit,
+step_size) are for pieces of a host, not a whole one, and are not
+applied. Release is db.claims.release.
 """
 
 import collections
@@ -30,8 +31,10 @@ import sqlalchemy as sa
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import records
 from pcloud_plugin import exception
 
@@ -199,7 +202,7 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
     roots = sorted(set(roots))
     if not roots:
         raise exception.Invalid(reason='a whole-host claim needs a host')
-    held = db_api.take_consumer(session, consumer_id, window, replace)
+    held = db_claims.take_consumer(session, consumer_id, window, replace)
     root_rows, trees = _tree_rows(session, roots)
     providers = {row['id']: row for tree in trees.values() for row in tree}
     root_name = {row['id']: root_rows[uuid]['name']
@@ -237,8 +240,8 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
             raise exception.Invalid(
                 reason='host %s has no capacity to claim'
                 % root_rows[uuid]['name'])
-    db_api.write_claims(session, consumer_id, window, rows,
-                        list(providers.values()), held)
+    db_claims.write_claims(session, consumer_id, window, rows,
+                           list(providers.values()), held)
     return window
 
 
@@ -288,7 +291,7 @@ def held_until(context, host_name, not_holders=None):
     tree), from now: an end (FOREVER: no end), or None if nothing does.
     Consumers whose id starts with ``not_holders`` do not count.
     """
-    uuid = db_api.provider_uuid_named(context, host_name)
+    uuid = db_providers.provider_uuid_named(context, host_name)
     if uuid is None:
         return None
     busy = busy_intervals(context, [uuid],

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
@@ -72,14 +73,14 @@ def sync(context, forest, changed=None):
     """
     report = SyncReport()
     changed_ids = None if changed is None else set(changed)
-    ours = {p['uuid']: p for p in db_api.list_providers(context)}
+    ours = {p['uuid']: p for p in db_providers.list_providers(context)}
     # The gone first, children before parents (a parent is empty when its
     # turn comes): a compute made again under a new uuid takes its name.
     gone = [uuid for uuid in reversed(list(ours)) if uuid not in
             forest.providers]
     for uuid in gone:
         try:
-            db_api.delete_provider(context, uuid)
+            db_providers.delete_provider(context, uuid)
             report.deleted.append(uuid)
         except exception.Conflict as e:
             LOG.warning('Provider %s is gone from Placement but kept: %s',
@@ -117,14 +118,14 @@ def _create(context, provider, report):
     added it: then its record, and nothing more to do.
     """
     try:
-        created = db_api.create_provider(context, provider.uuid,
-                                         provider.name,
-                                         parent_uuid=provider.parent_uuid)
+        created = db_providers.create_provider(
+            context, provider.uuid, provider.name,
+            parent_uuid=provider.parent_uuid)
         report.created.append(provider.uuid)
         return created
     except exception.Conflict as e:
         try:
-            return db_api.get_provider(context, provider.uuid)
+            return db_providers.get_provider(context, provider.uuid)
         except exception.ResourceProviderNotFound:
             LOG.warning('Provider %s (%s) not mirrored: %s', provider.uuid,
                         provider.name, e.message)
@@ -136,11 +137,12 @@ def _create(context, provider, report):
 def _sync_identity(context, provider, mine, report):
     changed = False
     if mine['name'] != provider.name:
-        db_api.rename_provider(context, provider.uuid, provider.name)
+        db_providers.rename_provider(context, provider.uuid, provider.name)
         changed = True
     if mine['parent_provider_uuid'] != provider.parent_uuid:
         if mine['parent_provider_uuid'] is None:
-            db_api.set_parent(context, provider.uuid, provider.parent_uuid)
+            db_providers.set_parent(context, provider.uuid,
+                                    provider.parent_uuid)
             changed = True
         else:
             report.problems.append((provider.uuid, 'moved to parent %s in '
@@ -164,16 +166,18 @@ def sync_facts(context, provider, report):
 
 def _sync_facts(context, provider):
     changed = False
-    inventories = db_api.get_inventories(context, provider.uuid)
+    inventories = db_providers.get_inventories(context, provider.uuid)
     if inventories != provider.inventories:
-        db_api.set_inventories(context, provider.uuid, provider.inventories)
+        db_providers.set_inventories(context, provider.uuid,
+                                     provider.inventories)
         changed = True
-    if db_api.get_traits(context, provider.uuid) != set(provider.traits):
-        db_api.set_traits(context, provider.uuid, provider.traits)
+    if db_providers.get_traits(context, provider.uuid) != set(provider.traits):
+        db_providers.set_traits(context, provider.uuid, provider.traits)
         changed = True
-    aggregates = db_api.get_aggregates(context, provider.uuid)
+    aggregates = db_providers.get_aggregates(context, provider.uuid)
     if aggregates != set(provider.aggregates):
-        db_api.set_aggregates(context, provider.uuid, provider.aggregates)
+        db_providers.set_aggregates(context, provider.uuid,
+                                    provider.aggregates)
         changed = True
     return changed
 

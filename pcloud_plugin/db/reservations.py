@@ -14,7 +14,7 @@
 """virtual:instance reservation records in the ledger database.
 
 The capacity itself is the ledger claim whose consumer is the reservation
-id (db.api); these rows say what it is for: the slot size and count, the
+id (db.claims); these rows say what it is for: the slot size and count, the
 hosts holding slots, and the Nova and Placement objects made at start.
 """
 
@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
 from pcloud_plugin.db import records
 from pcloud_plugin import exception
@@ -188,6 +189,6 @@ def claims_on(context, provider_uuids, after):
                     _HOST_RES.c.reservation_id.is_(None),
                     sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST)),
                     sa.not_(_ALLOC.c.consumer_id.startswith(
-                        db_api.USAGE_PREFIX))))
+                        db_claims.USAGE_PREFIX))))
     with db_api.reader(context) as session:
         return [tuple(row) for row in session.execute(query)]

@@ -55,7 +55,7 @@ def utcnow():
 def held_since(claims, fallback, now=None):
     """Where the interval a claim holds began: the claim's start
 
-    (db.api.get_claims), or ``fallback`` when there is none; never
+    (db.claims.get_claims), or ``fallback`` when there is none; never
     later than now.
     """
     start = claims['start'] if claims else fallback

@@ -32,9 +32,10 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
@@ -87,8 +88,8 @@ class LeaseHolds(object):
 
     @staticmethod
     def _consumer(node):
-        uuid = db_api.provider_uuid_named(context_mod.get_admin_context(),
-                                          node)
+        uuid = db_providers.provider_uuid_named(
+            context_mod.get_admin_context(), node)
         return None if uuid is None else (PERMANENT + uuid, uuid)
 
     def claim_host(self, node):
@@ -109,7 +110,7 @@ class LeaseHolds(object):
             except exception.ConsumerExists:
                 # Free in Nova but claimed for good: an allocation under
                 # way, or, past STALE_CLAIM, one that died before Nova.
-                held = db_api.get_claims(ctx, consumer[0])
+                held = db_claims.get_claims(ctx, consumer[0])
                 if held is not None and held['start'] > (
                         timeutils.utcnow() - STALE_CLAIM):
                     return 'one is being allocated by another request'
@@ -126,7 +127,7 @@ class LeaseHolds(object):
         """Drop the permanent claim on the host of hypervisor ``node``."""
         consumer = self._consumer(node)
         if consumer is not None:
-            db_api.release(context_mod.get_admin_context(), consumer[0])
+            db_claims.release(context_mod.get_admin_context(), consumer[0])
 
     def held_since(self, node):
         """When the permanent claim on the host of ``node`` began (None:
@@ -134,7 +135,7 @@ class LeaseHolds(object):
         there is none): where its usage record starts.
         """
         consumer = self._consumer(node)
-        claims = consumer and db_api.get_claims(
+        claims = consumer and db_claims.get_claims(
             context_mod.get_admin_context(), consumer[0])
         return claims['start'] if claims else None
 

@@ -26,8 +26,9 @@ show what holds a host from now on, this one takes any window.
 import collections
 
 from pcloud_plugin.capacity import window as window_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import leases
@@ -73,7 +74,7 @@ def host_allocations(context, aggregates, start, end, host=None):
     start when end == start); only the host named (its provider's name
     or uuid) if ``host``.
     """
-    names = {p['uuid']: p['name'] for p in db_api.list_providers(context)
+    names = {p['uuid']: p['name'] for p in db_providers.list_providers(context)
              if p['root_provider_uuid'] == p['uuid']}
     found = collections.defaultdict(list)
 
@@ -102,10 +103,10 @@ def host_allocations(context, aggregates, start, end, host=None):
                 'start': row['start_time'], 'end': row['end_time']})
 
     pclouds = _pclouds_by_node(aggregates)
-    for consumer in db_api.list_consumers(context):
+    for consumer in db_claims.list_consumers(context):
         if not consumer.startswith(leases.PERMANENT):
             continue
-        claims = db_api.get_claims(context, consumer)
+        claims = db_claims.get_claims(context, consumer)
         if claims is None or not _overlaps(claims['start'], claims['end'],
                                            start, end):
             continue

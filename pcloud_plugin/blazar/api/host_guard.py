@@ -33,7 +33,7 @@ from oslo_log import log as logging
 from pcloud_plugin.blazar.api import handlers
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.pcloud import partition
 
@@ -49,7 +49,7 @@ def why_held(name, aggregates):
     # Usage of instances running outside reservations is no holder:
     # Blazar's plugin refuses hosts that run instances itself.
     until = host_db.held_until(context_mod.get_admin_context(), name,
-                               not_holders=db_api.USAGE_PREFIX)
+                               not_holders=db_claims.USAGE_PREFIX)
     if until is None:
         return None
     return 'reservations of pcloud-plugin hold it %s' % (

@@ -22,7 +22,8 @@ tells this chapter alone).
 import datetime
 
 from pcloud_plugin.capacity.inventory import Inventory
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 
 
@@ -32,9 +33,9 @@ def tell(context, story, now):
 
     def make_hosts():
         for name in ('cn1', 'cn2'):
-            db_api.create_provider(context, 'sandbox-' + name, name,
-                                   can_host=True)
-            db_api.set_inventories(context, 'sandbox-' + name, {
+            db_providers.create_provider(context, 'sandbox-' + name, name,
+                                         can_host=True)
+            db_providers.set_inventories(context, 'sandbox-' + name, {
                 'VCPU': Inventory(8, allocation_ratio=2.0),
                 'MEMORY_MB': Inventory(16384, reserved=512),
                 'DISK_GB': Inventory(500, min_unit=10, step_size=10)})
@@ -43,41 +44,41 @@ def tell(context, story, now):
 
     cn1, cn2 = 'sandbox-cn1', 'sandbox-cn2'
     story.step('lease A takes 12 VCPU of cn1 for tomorrow', lambda: str(
-        db_api.claim(context, 'lease-A', {cn1: {'VCPU': 12}},
-                     monday, tuesday)))
+        db_claims.claim(context, 'lease-A', {cn1: {'VCPU': 12}},
+                        monday, tuesday)))
     story.refused('lease B cannot take 8 more VCPU of cn1 overlapping A',
                   exception.CapacityExceeded,
-                  lambda: db_api.claim(context, 'lease-B',
-                                       {cn1: {'VCPU': 8}},
-                                       monday + day / 2, wednesday))
+                  lambda: db_claims.claim(context, 'lease-B',
+                                          {cn1: {'VCPU': 8}},
+                                          monday + day / 2, wednesday))
     story.step('lease B fits once A has ended', lambda: str(
-        db_api.claim(context, 'lease-B', {cn1: {'VCPU': 8}, cn2: {
+        db_claims.claim(context, 'lease-B', {cn1: {'VCPU': 8}, cn2: {
             'VCPU': 16, 'DISK_GB': 100}}, tuesday, wednesday)))
     story.refused('a 15 GB disk breaks step_size 10',
                   exception.UnitRuleViolation,
-                  lambda: db_api.claim(context, 'lease-C',
-                                       {cn2: {'DISK_GB': 15}}))
+                  lambda: db_claims.claim(context, 'lease-C',
+                                          {cn2: {'DISK_GB': 15}}))
     story.refused('moving A into B\'s window is refused, A stays put',
                   exception.CapacityExceeded,
-                  lambda: db_api.change_claim(context, 'lease-A',
-                                              start=tuesday, end=wednesday))
+                  lambda: db_claims.change_claim(context, 'lease-A',
+                                                 start=tuesday, end=wednesday))
 
     def a_unchanged():
-        claims = db_api.get_claims(context, 'lease-A')
+        claims = db_claims.get_claims(context, 'lease-A')
         if claims['start'] != monday.replace(microsecond=0):
             raise AssertionError('lease A moved to %s' % claims['start'])
         return 'A still starts %s' % claims['start']
     story.step('the refused move left nothing half-written', a_unchanged)
     story.refused('cn2 cannot shrink below what B holds',
                   exception.InventoryInUse,
-                  lambda: db_api.set_inventories(context, cn2, {
+                  lambda: db_providers.set_inventories(context, cn2, {
                       'VCPU': Inventory(4)}))
     story.step('releasing A frees tomorrow', lambda: str(
-        db_api.release(context, 'lease-A') and db_api.claim(
+        db_claims.release(context, 'lease-A') and db_claims.claim(
             context, 'lease-D', {cn1: {'VCPU': 16}}, monday, tuesday)))
 
     def usage():
-        return ', '.join('%s %s' % (name, db_api.get_usage(
+        return ', '.join('%s %s' % (name, db_claims.get_usage(
             context, cn1, *window)) for name, window in (
                 ('tomorrow', (monday, tuesday)),
                 ('the day after', (tuesday, wednesday))))

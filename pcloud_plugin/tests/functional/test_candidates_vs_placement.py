@@ -58,7 +58,9 @@ from oslo_utils import timeutils
 from pcloud_plugin.capacity import candidates
 from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base as test_base
@@ -108,22 +110,23 @@ def load_ledger(context, spec):
                 session.execute(table.delete())
     yesterday = timeutils.utcnow() - datetime.timedelta(days=1)
     for p in spec['providers']:
-        db_api.create_provider(context, p['uuid'], p['name'], p.get('parent'))
+        db_providers.create_provider(context, p['uuid'], p['name'],
+                                     p.get('parent'))
         inventories = {rc: inv_mod.Inventory(**inv)
                        for rc, inv in p.get('inventories', {}).items()}
         if inventories:
-            db_api.set_inventories(context, p['uuid'], inventories)
+            db_providers.set_inventories(context, p['uuid'], inventories)
         if p.get('traits'):
-            db_api.set_traits(context, p['uuid'], p['traits'])
+            db_providers.set_traits(context, p['uuid'], p['traits'])
         if p.get('aggregates'):
-            db_api.set_aggregates(context, p['uuid'], p['aggregates'])
+            db_providers.set_aggregates(context, p['uuid'], p['aggregates'])
         full = {rc: _largest_claim(inv) for rc, inv in inventories.items()}
         full = {rc: n for rc, n in full.items() if n}
         if full:
-            db_api.claim(context, 'past-' + p['uuid'], {p['uuid']: full},
-                         yesterday - datetime.timedelta(hours=1), yesterday)
+            db_claims.claim(context, 'past-' + p['uuid'], {p['uuid']: full},
+                            yesterday - datetime.timedelta(hours=1), yesterday)
     for consumer, amounts in spec.get('allocations', ()):
-        db_api.claim(context, consumer, amounts)
+        db_claims.claim(context, consumer, amounts)
 
 
 def _largest_claim(inventory):

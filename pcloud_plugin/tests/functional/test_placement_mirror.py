@@ -27,7 +27,8 @@ from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional import placement_service
@@ -64,7 +65,7 @@ class MirrorTests(base.LedgerTestCase):
         return consumer
 
     def usage(self, host):
-        held = db_api.get_claims(self.context, mirror.usage_consumer(
+        held = db_claims.get_claims(self.context, mirror.usage_consumer(
             self.hosts[host]))
         if held is None:
             return None
@@ -86,10 +87,10 @@ class MirrorTests(base.LedgerTestCase):
         self.assertEqual(sorted([self.hosts['cn1'], self.hosts['cn4']]),
                          moved.read)
         self.assertEqual(1 + 4 * 2, moved.requests)
-        self.assertEqual(4.0, db_api.get_inventories(
+        self.assertEqual(4.0, db_providers.get_inventories(
             self.context, self.hosts['cn1'])['VCPU'].allocation_ratio)
         # Reservable without any command: the ledger claims on it.
-        db_api.claim(self.context, 'c', {self.hosts['cn4']: {'VCPU': 8}})
+        db_claims.claim(self.context, 'c', {self.hosts['cn4']: {'VCPU': 8}})
 
     def test_usage_that_is_not_ours_is_held_until_it_goes(self):
         self.mirror.run(self.context)
@@ -99,12 +100,12 @@ class MirrorTests(base.LedgerTestCase):
         # A claim beside it fits in what is left, not more.
         later = timeutils.utcnow() + datetime.timedelta(days=30)
         self.assertRaises(
-            exception.CapacityExceeded, db_api.claim, self.context, 'r1',
+            exception.CapacityExceeded, db_claims.claim, self.context, 'r1',
             {self.hosts['cn1']: {'MEMORY_MB': 6145}}, later,
             later + datetime.timedelta(hours=1))
-        db_api.claim(self.context, 'r2',
-                     {self.hosts['cn1']: {'MEMORY_MB': 6144}}, later,
-                     later + datetime.timedelta(hours=1))
+        db_claims.claim(self.context, 'r2',
+                        {self.hosts['cn1']: {'MEMORY_MB': 6144}}, later,
+                        later + datetime.timedelta(hours=1))
         self.placement.client.delete('/allocations/%s' % instance)
         self.mirror.run(self.context)
         self.assertIsNone(self.usage('cn1'))
@@ -139,12 +140,12 @@ class MirrorTests(base.LedgerTestCase):
 
     def test_a_provider_gone_with_live_claims_is_kept_and_reported(self):
         self.mirror.run(self.context)
-        db_api.claim(self.context, 'r', {self.hosts['cn2']: {'VCPU': 1}})
+        db_claims.claim(self.context, 'r', {self.hosts['cn2']: {'VCPU': 1}})
         self.placement.delete_provider(self.hosts['cn2'])
         report = self.mirror.run(self.context)
         self.assertEqual([self.hosts['cn2']], report.sync.kept)
-        self.assertIsNotNone(db_api.provider_name(self.context,
-                                                  self.hosts['cn2']))
+        self.assertIsNotNone(db_providers.provider_name(self.context,
+                                                        self.hosts['cn2']))
         self.notifier.provider_gone.assert_called_once_with(
             self.hosts['cn2'], mock.ANY)
 

@@ -24,8 +24,9 @@ from keystoneauth1 import loading as ks_loading
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.clients import placement as placement_client
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import placement_sync
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional import placement_service
@@ -90,20 +91,20 @@ class PlacementSyncTests(base.LedgerTestCase):
         self._assert_mirrored()
         self.assertEqual(
             Inventory(8, allocation_ratio=1.1),
-            db_api.get_inventories(self.context, self.numa0)['VCPU'])
-        self.assertEqual(self.cn1, db_api.get_provider(
+            db_providers.get_inventories(self.context, self.numa0)['VCPU'])
+        self.assertEqual(self.cn1, db_providers.get_provider(
             self.context, self.gpu)['root_provider_uuid'])
 
     def test_second_sync_changes_nothing(self):
         self._sync()
         generations = {p['uuid']: p['generation']
-                       for p in db_api.list_providers(self.context)}
+                       for p in db_providers.list_providers(self.context)}
         report = self._sync()
         self.assertFalse(report.changed)
         self.assertEqual([], report.problems)
         self.assertEqual(generations, {
             p['uuid']: p['generation']
-            for p in db_api.list_providers(self.context)})
+            for p in db_providers.list_providers(self.context)})
 
     def test_changes_in_placement_are_followed(self):
         self._sync()
@@ -126,30 +127,31 @@ class PlacementSyncTests(base.LedgerTestCase):
     def test_provider_gone_with_live_claims_is_kept_and_reported(self):
         self._sync()
         tomorrow = datetime.datetime.utcnow() + datetime.timedelta(days=1)
-        db_api.claim(self.context, 'lease-1', {self.gpu: {'CUSTOM_GPU': 1}},
-                     tomorrow, tomorrow + datetime.timedelta(hours=1))
+        db_claims.claim(self.context, 'lease-1', {self.gpu: {'CUSTOM_GPU': 1}},
+                        tomorrow, tomorrow + datetime.timedelta(hours=1))
         self.placement.delete_provider(self.gpu)
         report = self._sync()
         self.assertEqual([], report.deleted)
         self.assertEqual([self.gpu], [uuid for uuid, _ in report.problems])
         self.assertIn('live claims', report.problems[0][1])
-        self.assertEqual({'CUSTOM_GPU': 1}, db_api.get_usage(
+        self.assertEqual({'CUSTOM_GPU': 1}, db_claims.get_usage(
             self.context, self.gpu))
 
     def test_inventory_shrinking_under_claims_is_reported_not_applied(self):
         self._sync()
-        db_api.claim(self.context, 'lease-1', {self.numa0: {'VCPU': 8}})
+        db_claims.claim(self.context, 'lease-1', {self.numa0: {'VCPU': 8}})
         self.placement.set_inventories(self.numa0, {'VCPU': {'total': 4}})
         report = self._sync()
         self.assertEqual([self.numa0], [uuid for uuid, _ in report.problems])
-        self.assertEqual(8, db_api.get_inventories(
+        self.assertEqual(8, db_providers.get_inventories(
             self.context, self.numa0)['VCPU'].total)
 
     def test_what_another_mirror_just_added_is_taken_as_it_is(self):
         # A second mirror (another blazar-manager, pcloud-manage) added
         # every provider between this one's read and its writes.
         self._sync()
-        with mock.patch.object(db_api, 'list_providers', return_value=[]):
+        with mock.patch.object(db_providers, 'list_providers',
+                               return_value=[]):
             report = self._sync()
         self.assertEqual([], report.created)
         self.assertEqual([], report.problems)
@@ -170,8 +172,8 @@ class PlacementSyncTests(base.LedgerTestCase):
     def test_a_name_a_kept_provider_holds_is_reported_not_mirrored(self):
         self._sync()
         tomorrow = datetime.datetime.utcnow() + datetime.timedelta(days=1)
-        db_api.claim(self.context, 'lease-1', {self.ss: {'DISK_GB': 10}},
-                     tomorrow, tomorrow + datetime.timedelta(hours=1))
+        db_claims.claim(self.context, 'lease-1', {self.ss: {'DISK_GB': 10}},
+                        tomorrow, tomorrow + datetime.timedelta(hours=1))
         self.placement.delete_provider(self.ss)
         again = self.placement.create_provider('shared-disk')
         report = self._sync()
@@ -179,7 +181,7 @@ class PlacementSyncTests(base.LedgerTestCase):
                          [uuid for uuid, _ in report.problems])
         self.assertIn('already exists', report.problems[1][1])
         self.assertEqual([self.ss], [
-            p['uuid'] for p in db_api.list_providers(self.context)
+            p['uuid'] for p in db_providers.list_providers(self.context)
             if p['name'] == 'shared-disk'])
 
 

@@ -52,7 +52,7 @@ from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import placement_sync
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.sandbox import common as sandbox_common
@@ -348,7 +348,7 @@ class BlazarTestCase(base.LedgerTestCase):
     # --- what Placement and the ledger hold ---------------------------------
 
     def claims(self, reservation_id):
-        return db_api.get_claims(self.context, reservation_id)
+        return db_claims.get_claims(self.context, reservation_id)
 
     def reservation_inventories(self, rc):
         """{host name: total} of rc on the hosts' reservation providers."""

@@ -26,7 +26,7 @@ from blazar import status
 from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.notifications import usage
@@ -158,7 +158,7 @@ class InstanceHealingTests(_Healing, base.BlazarTestCase):
         # holds its 7 slots' memory, no more.
         self.assertEqual(before, self.claims(rid))
         self.assertEqual({'cn1': 7, 'cn2': 4}, self.slots(rid))
-        self.assertEqual(7 * 1024, db_api.get_usage(
+        self.assertEqual(7 * 1024, db_claims.get_usage(
             self.context, self.hosts['cn1'], before['start'],
             before['end'])['MEMORY_MB'])
         self.assertEqual({healing.MISSING: True, healing.CHANGED: False},

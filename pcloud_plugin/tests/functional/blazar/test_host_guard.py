@@ -23,7 +23,8 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.tests.functional.blazar import pcloud_api_base as base
 
 
@@ -42,20 +43,20 @@ class HostGuardTests(base.PcloudAPITestCase):
 
     def test_a_host_our_reservations_hold_is_refused_saying_until_when(self):
         ctx = context_mod.get_admin_context()
-        db_api.create_provider(ctx, 'rp-spare', 'cn4.example.com')
-        db_api.set_inventories(ctx, 'rp-spare', {'VCPU': Inventory(8)})
+        db_providers.create_provider(ctx, 'rp-spare', 'cn4.example.com')
+        db_providers.set_inventories(ctx, 'rp-spare', {'VCPU': Inventory(8)})
         end = (timeutils.utcnow() + datetime.timedelta(days=2)).replace(
             microsecond=0)
-        db_api.claim(ctx, 'a-reservation', {'rp-spare': {'VCPU': 2}},
-                     end - datetime.timedelta(days=1), end)
+        db_claims.claim(ctx, 'a-reservation', {'rp-spare': {'VCPU': 2}},
+                        end - datetime.timedelta(days=1), end)
         resp = self.register('cn4.example.com')
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertIn('until %s' % end.isoformat(),
                       resp.json()['error_message'])
         # Instances running outside reservations are no holder of ours.
-        db_api.release(ctx, 'a-reservation')
-        db_api.record_usage(ctx, 'placement:rp-spare',
-                            {'rp-spare': {'VCPU': 1}})
+        db_claims.release(ctx, 'a-reservation')
+        db_claims.record_usage(ctx, 'placement:rp-spare',
+                               {'rp-spare': {'VCPU': 1}})
         self.assertNotEqual(409, self.register('cn4.example.com').status_code)
 
     def test_who_may_not_add_hosts_learns_nothing_of_ours(self):

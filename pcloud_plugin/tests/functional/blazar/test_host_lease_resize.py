@@ -31,6 +31,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin import faults
@@ -208,13 +209,13 @@ class GrowTests(ResizeTestCase):
         # generation swap fails; the ledger runs the claim again, which
         # now sees the winner.
         lease, rid = self.active_lease(1)
-        real_write = db_api.write_claims
+        real_write = db_claims.write_claims
         lost, racers = [], []
 
         def write_claims(session, consumer, *args, **kwargs):
             if consumer == rid and not lost:
                 lost.append(consumer)
-                raise db_api._GenerationConflict(self.hosts['cn2'])
+                raise db_api.GenerationConflict(self.hosts['cn2'])
             return real_write(session, consumer, *args, **kwargs)
 
         def sleep(seconds):
@@ -223,7 +224,7 @@ class GrowTests(ResizeTestCase):
                 racers.append(self.create_lease(self.hosts_res(1), start=0,
                                                 end=60))
         self.useFixture(fixtures.MockPatchObject(
-            db_api, 'write_claims', side_effect=write_claims))
+            db_claims, 'write_claims', side_effect=write_claims))
         self.useFixture(fixtures.MockPatchObject(
             db_api, 'time', mock.Mock(sleep=sleep)))
         self.resize(lease, rid, 2)

@@ -41,8 +41,9 @@ from oslo_utils import uuidutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_plugin
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
@@ -200,7 +201,7 @@ class ScheduleTests(HostLeaseTestCase):
             theirs = self.placement.client.get(
                 '/resource_providers/%s/inventories' % self.hosts['cn1']
             ).json()['inventories']['VCPU']['allocation_ratio']
-            ours = db_api.get_inventories(
+            ours = db_providers.get_inventories(
                 self.context, self.hosts['cn1'])['VCPU'].allocation_ratio
             return theirs, ours
 
@@ -337,17 +338,17 @@ class ScheduleTests(HostLeaseTestCase):
     def test_anything_claimed_on_a_host_keeps_it_out(self):
         # Say an instance reservation holds one VCPU of a NUMA node of
         # cn2 then: cn2 cannot be leased whole.
-        db_api.claim(self.context, 'someone-else',
-                     {self.hosts['cn2-numa1']: {'VCPU': 1}},
-                     timeutils.utcnow() + datetime.timedelta(minutes=100),
-                     timeutils.utcnow() + datetime.timedelta(minutes=110))
+        db_claims.claim(self.context, 'someone-else',
+                        {self.hosts['cn2-numa1']: {'VCPU': 1}},
+                        timeutils.utcnow() + datetime.timedelta(minutes=100),
+                        timeutils.utcnow() + datetime.timedelta(minutes=110))
         self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
                           self.create_lease, self.hosts_res(3))
         lease = self.create_lease(self.hosts_res(2))
         self.assertEqual(['cn1', 'cn4'], self.leased(lease))
         # And a leased host is whole: nothing else fits on it.
         self.assertRaises(
-            exception.CapacityExceeded, db_api.claim, self.context,
+            exception.CapacityExceeded, db_claims.claim, self.context,
             'another',
             {self.hosts['cn1']: {'VCPU': 1}},
             timeutils.utcnow() + datetime.timedelta(minutes=70),
@@ -575,7 +576,7 @@ class ReconcileTests(HostLeaseTestCase):
         self.assertIn('1 of the 3 eligible hosts are free', str(e))
         self.assertEqual([], blazar_db.lease_get_all())
         self.assertEqual([], host_db.list_reservations(self.context))
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
 
 
 class ImmediateTests(HostLeaseTestCase):
@@ -941,7 +942,7 @@ class LiveMigrationTests(HostLeaseTestCase):
                       '2 of them', str(e))
         self.assertEqual([], blazar_db.lease_get_all())
         self.assertEqual([], host_db.list_reservations(self.context))
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
         # One host can be emptied.
         lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'))
         self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])

@@ -30,7 +30,8 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base
 
@@ -176,7 +177,7 @@ class LeaseAPITests(base.BlazarAPITestCase):
         self.assertEqual(409, e.kwargs['code'])
         self.assertEqual([], self.client.lease.list())
         self.assertEqual([], res_db.list_reservations(self.context))
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
 
     def test_a_date_of_another_type_is_400_naming_it(self):
         # Blazar's own lease route answers these with a 500.
@@ -419,12 +420,12 @@ class FailureTests(base.BlazarTestCase):
         blazar_db.lease_destroy(lease['id'])
         # A claim made just before the manager died, never recorded.
         lost = uuidutils.generate_uuid()
-        db_api.claim(self.context, lost, {self.hosts['cn1']: {'VCPU': 1}},
-                     timeutils.utcnow(), timeutils.utcnow() +
-                     datetime.timedelta(hours=1))
+        db_claims.claim(self.context, lost, {self.hosts['cn1']: {'VCPU': 1}},
+                        timeutils.utcnow(), timeutils.utcnow() +
+                        datetime.timedelta(hours=1))
         # A holder that is no Blazar reservation is not ours to judge.
-        db_api.claim(self.context, 'pcloud-host:cn1',
-                     {self.hosts['cn1']: {'VCPU': 1}})
+        db_claims.claim(self.context, 'pcloud-host:cn1',
+                        {self.hosts['cn1']: {'VCPU': 1}})
 
         self.plugin.sweep()
         self.assertIsNone(self.claims(rid))
@@ -433,7 +434,7 @@ class FailureTests(base.BlazarTestCase):
                           self.context, rid)
         kept_rid = _reservation_of(kept)['id']
         self.assertEqual([kept_rid, 'pcloud-host:cn1'], sorted(
-            db_api.list_consumers(self.context)))
+            db_claims.list_consumers(self.context)))
         self.assertEqual([kept_rid], [
             r['reservation_id']
             for r in res_db.list_reservations(self.context)])
@@ -461,23 +462,23 @@ class FailureTests(base.BlazarTestCase):
         # provider's MEMORY_MB max_unit below the slots' sum there: the
         # claim breaks it, and the slots are placed again within it (not
         # a server error).
-        claim, lowered = db_api.claim, []
+        claim, lowered = db_claims.claim, []
 
         def mirror_then_claim(ctx, consumer, amounts, *args, **kwargs):
             if not lowered:
                 rp = next(rp for rp, r in amounts.items() if 'MEMORY_MB' in r)
-                inventories = db_api.get_inventories(ctx, rp)
+                inventories = db_providers.get_inventories(ctx, rp)
                 inventories['MEMORY_MB'] = dataclasses.replace(
                     inventories['MEMORY_MB'],
                     max_unit=amounts[rp]['MEMORY_MB'] - 1)
-                db_api.set_inventories(ctx, rp, inventories)
+                db_providers.set_inventories(ctx, rp, inventories)
                 lowered.append((rp, amounts[rp]['MEMORY_MB'] - 1))
             return claim(ctx, consumer, amounts, *args, **kwargs)
-        self.useFixture(fixtures.MockPatchObject(db_api, 'claim',
+        self.useFixture(fixtures.MockPatchObject(db_claims, 'claim',
                                                  mirror_then_claim))
         lease = self.create_lease(self.reservation(2, affinity=True))
-        amounts = db_api.get_claims(self.context,
-                                    _reservation_of(lease)['id'])['amounts']
+        amounts = db_claims.get_claims(self.context,
+                                       _reservation_of(lease)['id'])['amounts']
         ((rp, max_unit),) = lowered
         self.assertLessEqual(amounts.get(rp, {}).get('MEMORY_MB', 0),
                              max_unit)

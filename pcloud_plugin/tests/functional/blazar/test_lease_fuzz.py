@@ -34,7 +34,7 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.blazar import instance_plugin
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
 
@@ -175,7 +175,7 @@ class LeaseFuzz(FuzzTestCase):
             if response.status_code >= 400:
                 # A refused lease leaves nothing.
                 self.assertEqual([], self._leases())
-                self.assertEqual([], db_api.list_consumers(self.context))
+                self.assertEqual([], db_claims.list_consumers(self.context))
         finally:
             self._clear()
 
@@ -203,14 +203,14 @@ class LeaseFuzz(FuzzTestCase):
             lease = created.json()['lease']
             rid = lease['reservations'][0]['id']
             body = dict(dates, reservations=[dict(change, id=rid)])
-            before = db_api.get_claims(self.context, rid)
+            before = db_claims.get_claims(self.context, rid)
             response = self._post('/leases/%s' % lease['id'], body, 'PUT')
             self.assertLess(response.status_code, 500,
                             '%s -> %s' % (body, response.text))
             if response.status_code >= 400:
                 # A refused update changes nothing.
                 self.assertEqual(before,
-                                 db_api.get_claims(self.context, rid))
+                                 db_claims.get_claims(self.context, rid))
         finally:
             self._clear()
 

@@ -28,7 +28,7 @@ import fixtures
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar.api import lease_lock
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import locks
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
@@ -285,9 +285,9 @@ class RepairTests(LeaseGuardTestCase):
         # No claim is left without its reservation.
         self.sweep()
         self.assertEqual([updated['reservations'][0]['id']],
-                         db_api.list_consumers(self.context))
+                         db_claims.list_consumers(self.context))
         self.delete_lease(updated['id'])
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
 
     def test_an_event_a_dead_manager_left_under_way_runs_again(self):
         # Killed after Blazar's loop marked the start IN_PROGRESS, before
@@ -324,7 +324,7 @@ class RepairTests(LeaseGuardTestCase):
             locks.release(held)
         self.sweep()
         self.assertIsNone(blazar_db.lease_get(lease['id']))
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
 
     def test_a_lease_in_a_transition_still_running_is_left_alone(self):
         self.conf.set_override('lease_transition_timeout', 600,

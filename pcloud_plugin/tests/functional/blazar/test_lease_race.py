@@ -38,7 +38,7 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.cloud import promises
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional import placement_service
 
@@ -198,8 +198,8 @@ class LeaseRace(base.TestCase):
             placement.set_inventories(uuid, {
                 rc: {'total': n * SLOTS_PER_HOST}
                 for rc, n in PER_SLOT.items()})
-            db_api.create_provider(self.context, uuid, name)
-            db_api.set_inventories(self.context, uuid, {
+            db_providers.create_provider(self.context, uuid, name)
+            db_providers.set_inventories(self.context, uuid, {
                 rc: Inventory(n * SLOTS_PER_HOST)
                 for rc, n in PER_SLOT.items()})
             hosts.append(uuid)

@@ -32,9 +32,10 @@ import types
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import models
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
@@ -63,14 +64,15 @@ class OfferingsBruteForceTest(base.LedgerTestCase):
         self.caps = {}
         names = ['h%d' % n for n in range(rng.randint(3, 5))]
         for name in names:
-            db_api.create_provider(self.context, 'rp-' + name, name)
+            db_providers.create_provider(self.context, 'rp-' + name, name)
             inventories = {
                 'VCPU': Inventory(rng.randint(4, 16), allocation_ratio=(
                     rng.choice((1.0, 2.0)))),
                 'MEMORY_MB': Inventory(1024 * rng.randint(4, 16),
                                        reserved=rng.choice((0, 512))),
                 'DISK_GB': Inventory(rng.randint(50, 400))}
-            db_api.set_inventories(self.context, 'rp-' + name, inventories)
+            db_providers.set_inventories(self.context, 'rp-' + name,
+                                         inventories)
             self.caps[name] = {rc: inv.capacity
                                for rc, inv in inventories.items()}
         for n in range(rng.randint(4, 14)):
@@ -85,7 +87,7 @@ class OfferingsBruteForceTest(base.LedgerTestCase):
                                         ['rp-' + host], start, end)
                 else:
                     cap = self.caps[host]
-                    db_api.claim(self.context, 'part-%d' % n, {
+                    db_claims.claim(self.context, 'part-%d' % n, {
                         'rp-' + host: {
                             rc: rng.randint(1, max(1, cap[rc] // 2))
                             for rc in CLASSES}}, start, end)

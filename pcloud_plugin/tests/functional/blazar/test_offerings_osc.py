@@ -23,7 +23,8 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.tests.functional.blazar import pcloud_api_base as api_base
 from pcloud_plugin.tests.functional.blazar import test_pcloud_osc
 
@@ -38,8 +39,8 @@ class OfferingOSCTest(test_pcloud_osc.OSCTest):
         self.ctx = context_mod.get_admin_context()
         for host in api_base.POOL_HOSTS + (api_base.SPARE_HOST,):
             node = host + '.example.com'
-            db_api.create_provider(self.ctx, 'rp-' + host, node)
-            db_api.set_inventories(self.ctx, 'rp-' + host, {
+            db_providers.create_provider(self.ctx, 'rp-' + host, node)
+            db_providers.set_inventories(self.ctx, 'rp-' + host, {
                 'VCPU': Inventory(8), 'MEMORY_MB': Inventory(16384),
                 'DISK_GB': Inventory(100)})
         self.make_pool()
@@ -51,8 +52,8 @@ class OfferingOSCTest(test_pcloud_osc.OSCTest):
 
     def test_offering_list(self):
         # cn1 is taken for the first hour: three hosts from then on.
-        db_api.claim(self.ctx, 'someone', {'rp-cn1': {'VCPU': 1}},
-                     self.t0, self.t0 + datetime.timedelta(hours=1))
+        db_claims.claim(self.ctx, 'someone', {'rp-cn1': {'VCPU': 1}},
+                        self.t0, self.t0 + datetime.timedelta(hours=1))
         found = self.json('alice-member', 'pcloud', 'offering', 'list',
                           '--host-flavor', 'big', '--amount', '3',
                           '--duration', '2h', '--start',

@@ -33,7 +33,7 @@ from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base
 
@@ -114,7 +114,7 @@ class PromiseTests(base.BlazarTestCase):
             self.plugin._place_slots(res_db.get(self.context, _rid(a)))
         b = self.create_lease(self.reservation(7, affinity=True), start=60,
                               end=120)
-        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+        self.assertEqual([self.hosts['cn1']], list(db_claims.get_claims(
             self.context, _rid(b))['amounts']))
         timeutils.set_time_override(timeutils.utcnow() + datetime.timedelta(
             minutes=61))
@@ -135,7 +135,7 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual(204, self.boot('cn1', 512))
         # Blazar's own end of A, after: A is already ended.
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
-        self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
+        self.assertIsNone(db_claims.get_claims(self.context, _rid(a)))
         self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
 
     def test_a_hold_that_outlived_its_claim_gives_way_to_a_start(self):
@@ -147,7 +147,7 @@ class PromiseTests(base.BlazarTestCase):
                          self.start_before_due_ends(b['id'])['status'])
         self.assertEqual({}, self.placement.client.get(
             '/allocations/%s' % _rid(a)).json()['allocations'])
-        self.assertIsNone(db_api.get_claims(self.context, _rid(a)))
+        self.assertIsNone(db_claims.get_claims(self.context, _rid(a)))
         self.assertEqual(409, self.boot('cn1', 1024))
         blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
@@ -268,13 +268,13 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual(promises._RETRIES, len(lost))
         self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
                          self.promise('cn1'))
-        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+        self.assertEqual([self.hosts['cn1']], list(db_claims.get_claims(
             self.context, _rid(lease))['amounts']))
 
     def test_an_update_that_keeps_meeting_writers_is_refused(self):
         lease = self.create_lease(self.reservation(2))
         rid = _rid(lease)
-        before = db_api.get_claims(self.context, rid)
+        before = db_claims.get_claims(self.context, rid)
         # Every write of the promises meets another writer's.
         self.useFixture(fixtures.MockPatchObject(
             resources.PlacementSlots, 'write_allocations',
@@ -286,7 +286,7 @@ class PromiseTests(base.BlazarTestCase):
         self.assertIn('concurrent updates', str(e))
         self.assertEqual(status.lease.PENDING,
                          blazar_db.lease_get(lease['id'])['status'])
-        after = db_api.get_claims(self.context, rid)
+        after = db_claims.get_claims(self.context, rid)
         # Changed and put back: only the generation tells.
         self.assertEqual((before['amounts'], before['start'], before['end']),
                          (after['amounts'], after['start'], after['end']))
@@ -320,7 +320,7 @@ class PromiseTests(base.BlazarTestCase):
         leases = [self.create_lease(self.reservation(2, affinity=True))
                   for _ in range(3)]
         for lease in leases:
-            self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+            self.assertEqual([self.hosts['cn1']], list(db_claims.get_claims(
                 self.context, _rid(lease))['amounts']))
         self.assertEqual(12, self.promised_in_pieces('cn1')['VCPU'])
         # 16 - 12 cores are left to boots outside reservations.
@@ -343,7 +343,7 @@ class PromiseTests(base.BlazarTestCase):
             self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
             self.hosts['cn2-numa1']: {'MEMORY_MB': 1024}})
         lease = self.create_lease(self.reservation(4, affinity=True))
-        claims = db_api.get_claims(self.context, _rid(lease))
+        claims = db_claims.get_claims(self.context, _rid(lease))
         self.assertEqual([self.hosts['cn1']], list(claims['amounts']))
         self.assertEqual(4096, self.promise('cn1')['MEMORY_MB'])
 
@@ -352,7 +352,7 @@ class PromiseTests(base.BlazarTestCase):
         self._slots_go_elsewhere()
         self.assertEqual(
             {self.hosts['cn2-numa0']: {'MEMORY_MB': 4096}},
-            db_api.get_claims(self.context, mirror.usage_consumer(
+            db_claims.get_claims(self.context, mirror.usage_consumer(
                 self.hosts['cn2-numa0']))['amounts'])
 
     def test_placement_sends_the_slots_elsewhere_before_the_mirror(self):
@@ -366,7 +366,7 @@ class PromiseTests(base.BlazarTestCase):
                           self.create_lease,
                           self.reservation(5, affinity=True))
         self.assertEqual([mirror.usage_consumer(self.hosts['cn1'])], [
-            c for c in db_api.list_consumers(self.context)
+            c for c in db_claims.list_consumers(self.context)
             if not c.startswith('pcloud-host:')])
         self.assertEqual({}, self.promise('cn1'))
 
@@ -377,7 +377,7 @@ class PromiseTests(base.BlazarTestCase):
         self.placement.allocate(uuidutils.generate_uuid(), {
             self.hosts['cn1']: {'MEMORY_MB': 512}})
         lease = self.create_lease(self.reservation(7, affinity=True))
-        self.assertEqual([self.hosts['cn1']], list(db_api.get_claims(
+        self.assertEqual([self.hosts['cn1']], list(db_claims.get_claims(
             self.context, _rid(lease))['amounts']))
         self.assertEqual(7168, self.promise('cn1')['MEMORY_MB'])
 
@@ -390,6 +390,6 @@ class PromiseTests(base.BlazarTestCase):
                               self.reservation(5, affinity=True))
         self.assertIn('instances running outside reservations', str(e))
         self.assertEqual([], [
-            c for c in db_api.list_consumers(self.context)
+            c for c in db_claims.list_consumers(self.context)
             if not c.startswith('pcloud-host:')])
         self.assertEqual({}, self.promise('cn1'))

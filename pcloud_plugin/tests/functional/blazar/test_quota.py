@@ -29,7 +29,7 @@ import fixtures
 from oslo_limit import limit as os_limit
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import locks
 from pcloud_plugin import quota
@@ -121,7 +121,7 @@ def _assert_only_the_first_holds(test, first, rival, list_reservations):
                      [lease['id'] for lease in blazar_db.lease_get_all()])
     test.assertEqual([rid], [r['reservation_id'] for r in
                              list_reservations(test.context)])
-    test.assertEqual({rid}, set(db_api.list_consumers(test.context)))
+    test.assertEqual({rid}, set(db_claims.list_consumers(test.context)))
     return rival.result
 
 
@@ -223,7 +223,7 @@ class InstanceQuotaTests(base.BlazarAPITestCase):
         rival.start()
         rival.join(2)
         self.assertTrue(rival.is_alive())
-        self.assertEqual([], db_api.list_consumers(self.context))
+        self.assertEqual([], db_claims.list_consumers(self.context))
         locks.release(held)
         rival.join(60)
         self.assertEqual('PENDING', rival.result['status'])

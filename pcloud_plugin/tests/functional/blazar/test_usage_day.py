@@ -34,7 +34,7 @@ from oslo_messaging.notify import _impl_test
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -123,7 +123,7 @@ class UsageDayTests(hosts.HostLeaseTestCase):
         forest = db_snapshots.load_forest(ctx)
         held = []
         for row in res_db.list_reservations(ctx):
-            claims = db_api.get_claims(ctx, row['reservation_id'])
+            claims = db_claims.get_claims(ctx, row['reservation_id'])
             if claims is None:
                 continue
             amounts = collections.Counter()
@@ -134,16 +134,16 @@ class UsageDayTests(hosts.HostLeaseTestCase):
             held.append((row['project_id'], INSTANCE, dict(amounts),
                          claims['start'], claims['end']))
         for row in host_db.list_reservations(ctx):
-            claims = db_api.get_claims(ctx, row['reservation_id'])
+            claims = db_claims.get_claims(ctx, row['reservation_id'])
             if claims is None:
                 continue
             roots = {forest[rp].root_uuid for rp in claims['amounts']}
             held.append((row['project_id'], HOST_LEASE,
                          {'hosts': len(roots)}, claims['start'],
                          claims['end']))
-        for consumer in db_api.list_consumers(ctx):
+        for consumer in db_claims.list_consumers(ctx):
             if consumer.startswith(PERMANENT):
-                claims = db_api.get_claims(ctx, consumer)
+                claims = db_claims.get_claims(ctx, consumer)
                 # Every pcloud of this day is the project's.
                 held.append((base.PROJECT, FOR_GOOD, {'hosts': 1},
                              claims['start'], claims['end']))

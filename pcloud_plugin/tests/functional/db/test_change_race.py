@@ -37,6 +37,8 @@ from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.db import galera
 
@@ -106,8 +108,8 @@ def _racer(urls, driver, worker, start_line, results):
         try:
             if op == 'claim':
                 consumer = 'w%d-%d' % (worker, n)
-                db_api.claim(context, consumer, {rp: {'VCPU': 1}},
-                             start, end)
+                db_claims.claim(context, consumer, {rp: {'VCPU': 1}},
+                                start, end)
                 small[consumer] = (rp, 1)
             elif op == 'host':
                 consumer = 'h%d-%d' % (worker, n)
@@ -126,8 +128,8 @@ def _racer(urls, driver, worker, start_line, results):
                 consumer = rng.choice(sorted(small))
                 held, vcpu = small[consumer]
                 if op == 'window':
-                    db_api.change_claim(context, consumer, start=start,
-                                        end=end)
+                    db_claims.change_claim(context, consumer, start=start,
+                                           end=end)
                     counts[op] += 1
                     continue
                 if op == 'grow':
@@ -136,12 +138,12 @@ def _racer(urls, driver, worker, start_line, results):
                     vcpu = max(1, vcpu - 1)
                 else:
                     held = rp
-                db_api.change_claim(context, consumer,
-                                    {held: {'VCPU': vcpu}})
+                db_claims.change_claim(context, consumer,
+                                       {held: {'VCPU': vcpu}})
                 small[consumer] = (held, vcpu)
             elif op == 'release' and (small or whole):
                 consumer = rng.choice(sorted(small) + sorted(whole))
-                db_api.release(context, consumer)
+                db_claims.release(context, consumer)
                 small.pop(consumer, None)
                 whole.pop(consumer, None)
             else:
@@ -206,9 +208,9 @@ class ChangeRace(base.TestCase):
         self.conf.set_override('connection', url, group='pcloud_database')
         self.useFixture(base.LedgerFromConfig())
         for uuid in PROVIDER_UUIDS:
-            db_api.create_provider(self.context, uuid, uuid)
-            db_api.set_inventories(self.context, uuid,
-                                   {'VCPU': Inventory(VCPU)})
+            db_providers.create_provider(self.context, uuid, uuid)
+            db_providers.set_inventories(self.context, uuid,
+                                         {'VCPU': Inventory(VCPU)})
 
         urls = [_url_at(node, self.DRIVER, level) for node in nodes]
         spawn = multiprocessing.get_context('spawn')

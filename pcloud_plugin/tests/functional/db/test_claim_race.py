@@ -32,7 +32,8 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 
@@ -70,7 +71,7 @@ def _claimer(url, worker, results):
                 refused += 1
                 break
             try:
-                db_api.claim(context, consumer, {rng.choice(free): {
+                db_claims.claim(context, consumer, {rng.choice(free): {
                     'VCPU': 1, 'MEMORY_MB': MEMORY_PER_CLAIM}}, start, end)
                 won.append(consumer)
                 break
@@ -90,8 +91,8 @@ class ClaimRace(base.TestCase):
         self.useFixture(base.LedgerFromConfig())
         for i in range(PROVIDERS):
             uuid = 'race-%02d' % i
-            db_api.create_provider(self.context, uuid, uuid)
-            db_api.set_inventories(self.context, uuid, {
+            db_providers.create_provider(self.context, uuid, uuid)
+            db_providers.set_inventories(self.context, uuid, {
                 'VCPU': Inventory(VCPU_PER_PROVIDER),
                 'MEMORY_MB': Inventory(VCPU_PER_PROVIDER * MEMORY_PER_CLAIM)})
 

@@ -29,7 +29,8 @@ import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin.tests import base
 
@@ -76,8 +77,8 @@ def _racer(url, worker, whole, start_line, results):
             if whole:
                 host_db.claim_hosts(context, consumer, [host], start, end)
             else:
-                db_api.claim(context, consumer,
-                             {host + '-numa': {'VCPU': 1}}, start, end)
+                db_claims.claim(context, consumer,
+                                {host + '-numa': {'VCPU': 1}}, start, end)
             won.append((consumer, host))
         except (exception.HostBusy, exception.CapacityExceeded):
             lost += 1
@@ -94,13 +95,13 @@ class HostClaimRace(base.TestCase):
         self.useFixture(base.LedgerFromConfig())
         for i in range(HOSTS):
             root = 'host-%02d' % i
-            db_api.create_provider(self.context, root, root)
-            db_api.set_inventories(self.context, root,
-                                   {'DISK_GB': Inventory(100)})
-            db_api.create_provider(self.context, root + '-numa',
-                                   root + '-numa', parent_uuid=root)
-            db_api.set_inventories(self.context, root + '-numa',
-                                   {'VCPU': Inventory(4)})
+            db_providers.create_provider(self.context, root, root)
+            db_providers.set_inventories(self.context, root,
+                                         {'DISK_GB': Inventory(100)})
+            db_providers.create_provider(self.context, root + '-numa',
+                                         root + '-numa', parent_uuid=root)
+            db_providers.set_inventories(self.context, root + '-numa',
+                                         {'VCPU': Inventory(4)})
 
         spawn = multiprocessing.get_context('spawn')
         results = spawn.Queue()

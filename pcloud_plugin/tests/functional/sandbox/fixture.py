@@ -42,7 +42,7 @@ from keystoneauth1 import session as ks_session
 from novaclient import client as nova_client
 import sqlalchemy as sa
 
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
 
@@ -139,7 +139,7 @@ def ledger_caught_up(sandbox, timeout=60):
                     'p.id = a.resource_provider_id JOIN resource_classes c '
                     'ON c.id = a.resource_class_id WHERE a.consumer_id '
                     'LIKE :usage GROUP BY p.uuid, c.name'),
-                    {'usage': db_api.USAGE_PREFIX + '%'}).all()
+                    {'usage': db_claims.USAGE_PREFIX + '%'}).all()
             usages = {}
             for provider in {row[0] for row in held}:
                 found = placement.get(

@@ -24,9 +24,10 @@ import fixtures
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.reservations import slots
@@ -57,7 +58,7 @@ class IndexedPlacementTests(base.LedgerTestCase):
         prefix = rng.getrandbits(32)
         for n in range(hosts):
             uuid = 'host-%d-%d' % (prefix, n)
-            db_api.create_provider(self.ctx, uuid, 'cn%02d' % n)
+            db_providers.create_provider(self.ctx, uuid, 'cn%02d' % n)
             inventories = {
                 'VCPU': Inventory(rng.choice((2, 4, 8)),
                                   allocation_ratio=rng.choice((1.0, 2.0))),
@@ -66,17 +67,18 @@ class IndexedPlacementTests(base.LedgerTestCase):
                     max_unit=rng.choice((2048, 8192))),
                 'DISK_GB': Inventory(rng.choice((40, 100)),
                                      step_size=rng.choice((1, 1, 5)))}
-            db_api.set_inventories(self.ctx, uuid, inventories)
+            db_providers.set_inventories(self.ctx, uuid, inventories)
             if rng.random() < 0.3:
-                db_api.set_traits(self.ctx, uuid, ['CUSTOM_FAST'])
+                db_providers.set_traits(self.ctx, uuid, ['CUSTOM_FAST'])
             if rng.random() < 0.3:
-                db_api.set_aggregates(self.ctx, uuid, [PCLOUD_AGG])
+                db_providers.set_aggregates(self.ctx, uuid, [PCLOUD_AGG])
             if rng.random() < 0.3:
                 child = uuid + '-child'
-                db_api.create_provider(self.ctx, child, 'cn%02d-r' % n,
-                                       parent_uuid=uuid)
+                db_providers.create_provider(self.ctx, child, 'cn%02d-r' % n,
+                                             parent_uuid=uuid)
                 rc = 'MEMORY_MB' if numa else 'CUSTOM_RESERVATION_X'
-                db_api.set_inventories(self.ctx, child, {rc: Inventory(8)})
+                db_providers.set_inventories(self.ctx, child,
+                                             {rc: Inventory(8)})
             uuids.append(uuid)
         return uuids
 
@@ -88,8 +90,9 @@ class IndexedPlacementTests(base.LedgerTestCase):
                 rc: amount * rng.randint(1, 2)
                 for rc, amount in flavor.items() if amount}}
             try:
-                db_api.claim(self.ctx, 'c-%d' % rng.getrandbits(64), amounts,
-                             hours(start), hours(start + rng.randint(1, 20)))
+                db_claims.claim(self.ctx, 'c-%d' % rng.getrandbits(64),
+                                amounts, hours(start),
+                                hours(start + rng.randint(1, 20)))
             except (exception.CapacityExceeded,
                     exception.UnitRuleViolation):
                 pass  # it does not fit: a ledger without it
@@ -146,8 +149,8 @@ class IndexedPlacementTests(base.LedgerTestCase):
                 if fast[0] != 'refused':
                     # A write between, as the next admission sees it: the
                     # index is patched, not built again.
-                    db_api.claim(self.ctx, 'new-%d-%d' % (ledger, n),
-                                 fast[1], hours(start), hours(end))
+                    db_claims.claim(self.ctx, 'new-%d-%d' % (ledger, n),
+                                    fast[1], hours(start), hours(end))
         self.assertEqual(12 * 15, compared)
 
     def _fresh_forest(self, start, end):
@@ -166,8 +169,8 @@ class IndexedPlacementTests(base.LedgerTestCase):
         request = slots.SlotRequest(FLAVORS[0], 1)
         before = db_snapshots.load_slot_index(self.ctx)
         self._claims(rng, uuids[:3], 10)
-        db_api.set_traits(self.ctx, uuids[4], ['CUSTOM_FAST'])
-        db_api.set_inventories(self.ctx, uuids[5], {
+        db_providers.set_traits(self.ctx, uuids[4], ['CUSTOM_FAST'])
+        db_providers.set_inventories(self.ctx, uuids[5], {
             'VCPU': Inventory(64), 'MEMORY_MB': Inventory(65536),
             'DISK_GB': Inventory(1000)})
         patched = db_snapshots.load_slot_index(self.ctx)
@@ -226,7 +229,7 @@ class IndexedPlacementTests(base.LedgerTestCase):
     def test_a_class_a_child_offers_is_left_to_the_engine(self):
         rng = random.Random(3)
         uuids = self._ledger(rng, 6, numa=True)
-        self.assertTrue(any(db_api.get_provider(self.ctx, u + '-child')
+        self.assertTrue(any(db_providers.get_provider(self.ctx, u + '-child')
                             for u in uuids if self._has_child(u)))
         index = db_snapshots.load_slot_index(self.ctx)
         self.assertIsNone(slots.place_indexed(
@@ -237,7 +240,7 @@ class IndexedPlacementTests(base.LedgerTestCase):
 
     def _has_child(self, uuid):
         try:
-            db_api.get_provider(self.ctx, uuid + '-child')
+            db_providers.get_provider(self.ctx, uuid + '-child')
         except exception.ResourceProviderNotFound:
             return False
         return True

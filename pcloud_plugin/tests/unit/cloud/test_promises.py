@@ -185,7 +185,7 @@ class SyncTests(base.TestCase):
         self.placement.consumers_on.return_value = {}
         self.placement.allocations_of.return_value = (None, {})
         self.useFixture(fixtures.MockPatch(
-            'pcloud_plugin.db.api.max_units', return_value={}))
+            'pcloud_plugin.db.providers.max_units', return_value={}))
         self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.reservations.claims_on',
             return_value=[('rp', 'MEMORY_MB', later, later + hour, 100, 'r',

@@ -28,7 +28,9 @@ import sqlalchemy as sa
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import provider_cache
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -49,16 +51,17 @@ class LedgerAPITests(base.LedgerTestCase):
 
     def _provider(self, name, parent=None, **inventories):
         uuid = 'uuid-' + name
-        db_api.create_provider(self.context, uuid, name, parent_uuid=parent)
+        db_providers.create_provider(self.context, uuid, name,
+                                     parent_uuid=parent)
         if inventories:
-            db_api.set_inventories(self.context, uuid, inventories)
+            db_providers.set_inventories(self.context, uuid, inventories)
         return uuid
 
     def _claim(self, consumer, amounts, start=None, end=None):
-        return db_api.claim(self.context, consumer, amounts, start, end)
+        return db_claims.claim(self.context, consumer, amounts, start, end)
 
     def _vcpu_usage(self, provider, start=T0, end=None):
-        return db_api.get_usage(self.context, provider, start, end).get(
+        return db_claims.get_usage(self.context, provider, start, end).get(
             'VCPU', 0)
 
     # --- providers --------------------------------------------------------
@@ -66,32 +69,32 @@ class LedgerAPITests(base.LedgerTestCase):
     def test_tree_links(self):
         numa = self._provider('numa0', parent=self.cn1)
         dev = self._provider('dev0', parent=numa)
-        got = db_api.get_provider(self.context, dev)
+        got = db_providers.get_provider(self.context, dev)
         self.assertEqual(numa, got['parent_provider_uuid'])
         self.assertEqual(self.cn1, got['root_provider_uuid'])
-        root = db_api.get_provider(self.context, self.cn1)
+        root = db_providers.get_provider(self.context, self.cn1)
         self.assertEqual(self.cn1, root['root_provider_uuid'])
         self.assertIsNone(root['parent_provider_uuid'])
 
     def test_duplicate_provider_refused(self):
-        self.assertRaises(exception.Conflict, db_api.create_provider,
+        self.assertRaises(exception.Conflict, db_providers.create_provider,
                           self.context, self.cn1, 'other')
-        self.assertRaises(exception.Conflict, db_api.create_provider,
+        self.assertRaises(exception.Conflict, db_providers.create_provider,
                           self.context, 'uuid-other', 'cn1')
 
     def test_unknown_parent(self):
         self.assertRaises(exception.ResourceProviderNotFound,
-                          db_api.create_provider, self.context, 'u', 'n',
+                          db_providers.create_provider, self.context, 'u', 'n',
                           parent_uuid='nope')
 
     def test_delete_provider_with_live_claim_refused(self):
         self._claim('c1', {self.cn1: {'VCPU': 1}})
         self.assertRaises(exception.ResourceProviderInUse,
-                          db_api.delete_provider, self.context, self.cn1)
-        db_api.release(self.context, 'c1')
-        db_api.delete_provider(self.context, self.cn1)
+                          db_providers.delete_provider, self.context, self.cn1)
+        db_claims.release(self.context, 'c1')
+        db_providers.delete_provider(self.context, self.cn1)
         self.assertRaises(exception.ResourceProviderNotFound,
-                          db_api.get_provider, self.context, self.cn1)
+                          db_providers.get_provider, self.context, self.cn1)
 
     def test_provider_made_again_is_read_again(self):
         # SQLite gives the new row the deleted one's id, and the provider
@@ -99,29 +102,29 @@ class LedgerAPITests(base.LedgerTestCase):
         cn3 = self._provider('cn3', VCPU=Inventory(8))
         self.assertEqual(8, db_snapshots.load_forest(
             self.context)[cn3].inventories['VCPU'].total)
-        db_api.delete_provider(self.context, cn3)
+        db_providers.delete_provider(self.context, cn3)
         self._provider('cn3', VCPU=Inventory(4))
         self.assertEqual(4, db_snapshots.load_forest(
             self.context)[cn3].inventories['VCPU'].total)
 
     def test_delete_provider_with_children_refused(self):
         self._provider('numa0', parent=self.cn1)
-        self.assertRaises(exception.Conflict, db_api.delete_provider,
+        self.assertRaises(exception.Conflict, db_providers.delete_provider,
                           self.context, self.cn1)
 
     def test_set_parent_moves_subtree_root(self):
         child = self._provider('child')
         grandchild = self._provider('grandchild', parent=child)
-        db_api.set_parent(self.context, child, self.cn1)
-        self.assertEqual(self.cn1, db_api.get_provider(
+        db_providers.set_parent(self.context, child, self.cn1)
+        self.assertEqual(self.cn1, db_providers.get_provider(
             self.context, grandchild)['root_provider_uuid'])
-        self.assertRaises(exception.Conflict, db_api.set_parent,
+        self.assertRaises(exception.Conflict, db_providers.set_parent,
                           self.context, child, self.cn2)
 
     # --- inventories, traits, aggregates ----------------------------------
 
     def test_capacity_uses_reserved_and_ratio(self):
-        db_api.set_inventories(self.context, self.cn1, {
+        db_providers.set_inventories(self.context, self.cn1, {
             'VCPU': Inventory(8, reserved=2, allocation_ratio=1.5)})
         self._claim('c1', {self.cn1: {'VCPU': 9}})
         e = self.assertRaises(exception.CapacityExceeded, self._claim, 'c2',
@@ -130,7 +133,8 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual(1, e.kwargs['short'])
 
     def test_invalid_inventory_refused_and_nothing_written(self):
-        before = db_api.get_provider(self.context, self.cn1)['generation']
+        before = db_providers.get_provider(self.context,
+                                           self.cn1)['generation']
         for bad in (Inventory(8, reserved=9), Inventory(0),
                     Inventory(8, min_unit=4, max_unit=2),
                     Inventory(8, step_size=0),
@@ -138,65 +142,69 @@ class LedgerAPITests(base.LedgerTestCase):
                     Inventory(8, allocation_ratio=float('nan')),
                     Inventory(-1), Inventory('8')):
             self.assertRaises(exception.InvalidInventory,
-                              db_api.set_inventories, self.context,
+                              db_providers.set_inventories, self.context,
                               self.cn1, {'VCPU': bad, 'DISK_GB': Inventory(
                                   100)})
         self.assertEqual({'VCPU': Inventory(8)},
-                         db_api.get_inventories(self.context, self.cn1))
-        self.assertEqual(before, db_api.get_provider(
+                         db_providers.get_inventories(self.context, self.cn1))
+        self.assertEqual(before, db_providers.get_provider(
             self.context, self.cn1)['generation'])
 
     def test_bad_resource_class_name_refused(self):
-        e = self.assertRaises(exception.InvalidName, db_api.set_inventories,
+        e = self.assertRaises(exception.InvalidName,
+                              db_providers.set_inventories,
                               self.context, self.cn1,
                               {'NOT_A_CLASS': Inventory(1)})
         self.assertIn('NOT_A_CLASS', e.message)
-        db_api.set_inventories(self.context, self.cn1,
-                               {'CUSTOM_GOLD': Inventory(1)})
+        db_providers.set_inventories(self.context, self.cn1,
+                                     {'CUSTOM_GOLD': Inventory(1)})
         self.assertEqual({'CUSTOM_GOLD': Inventory(1)},
-                         db_api.get_inventories(self.context, self.cn1))
+                         db_providers.get_inventories(self.context, self.cn1))
 
     def test_inventory_shrink_below_future_claims_refused(self):
         self._claim('c1', {self.cn1: {'VCPU': 6}}, hours(1), hours(2))
         e = self.assertRaises(exception.InventoryInUse,
-                              db_api.set_inventories, self.context,
+                              db_providers.set_inventories, self.context,
                               self.cn1, {'VCPU': Inventory(5)})
         self.assertEqual(6, e.kwargs['used'])
-        self.assertRaises(exception.InventoryInUse, db_api.set_inventories,
+        self.assertRaises(exception.InventoryInUse,
+                          db_providers.set_inventories,
                           self.context, self.cn1,
                           {'MEMORY_MB': Inventory(5)})
         self.assertEqual({'VCPU': Inventory(8)},
-                         db_api.get_inventories(self.context, self.cn1))
-        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(6)})
+                         db_providers.get_inventories(self.context, self.cn1))
+        db_providers.set_inventories(self.context, self.cn1,
+                                     {'VCPU': Inventory(6)})
 
     def test_inventory_shrink_ignores_past_claims(self):
         past = datetime.datetime(2000, 1, 1)
         self._claim('old', {self.cn1: {'VCPU': 8}}, past,
                     past + datetime.timedelta(days=1))
-        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(1)})
+        db_providers.set_inventories(self.context, self.cn1,
+                                     {'VCPU': Inventory(1)})
 
     def test_inventory_generation_check(self):
-        gen = db_api.get_provider(self.context, self.cn1)['generation']
-        self.assertRaises(exception.Conflict, db_api.set_inventories,
+        gen = db_providers.get_provider(self.context, self.cn1)['generation']
+        self.assertRaises(exception.Conflict, db_providers.set_inventories,
                           self.context, self.cn1, {'VCPU': Inventory(4)},
                           generation=gen + 1)
-        db_api.set_inventories(self.context, self.cn1, {'VCPU': Inventory(4)},
-                               generation=gen)
-        self.assertEqual(gen + 1, db_api.get_provider(
+        db_providers.set_inventories(self.context, self.cn1,
+                                     {'VCPU': Inventory(4)}, generation=gen)
+        self.assertEqual(gen + 1, db_providers.get_provider(
             self.context, self.cn1)['generation'])
 
     def test_traits_and_aggregates(self):
-        db_api.set_traits(self.context, self.cn1,
-                          ['HW_CPU_X86_AVX2', 'CUSTOM_RED'])
-        db_api.set_aggregates(self.context, self.cn1, ['agg-a', 'agg-b'])
+        db_providers.set_traits(self.context, self.cn1,
+                                ['HW_CPU_X86_AVX2', 'CUSTOM_RED'])
+        db_providers.set_aggregates(self.context, self.cn1, ['agg-a', 'agg-b'])
         self.assertEqual({'HW_CPU_X86_AVX2', 'CUSTOM_RED'},
-                         db_api.get_traits(self.context, self.cn1))
+                         db_providers.get_traits(self.context, self.cn1))
         self.assertEqual({'agg-a', 'agg-b'},
-                         db_api.get_aggregates(self.context, self.cn1))
-        db_api.set_traits(self.context, self.cn1, ['CUSTOM_RED'])
+                         db_providers.get_aggregates(self.context, self.cn1))
+        db_providers.set_traits(self.context, self.cn1, ['CUSTOM_RED'])
         self.assertEqual({'CUSTOM_RED'},
-                         db_api.get_traits(self.context, self.cn1))
-        self.assertRaises(exception.InvalidName, db_api.set_traits,
+                         db_providers.get_traits(self.context, self.cn1))
+        self.assertRaises(exception.InvalidName, db_providers.set_traits,
                           self.context, self.cn1, ['lower_case'])
 
     # --- claims -----------------------------------------------------------
@@ -236,7 +244,7 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertRaises(exception.CapacityExceeded, self._claim, 'later',
                           {self.cn1: {'VCPU': 1}}, hours(1000),
                           hours(1001))
-        self.assertIsNone(db_api.get_claims(self.context, 'forever')['end'])
+        self.assertIsNone(db_claims.get_claims(self.context, 'forever')['end'])
 
     def test_multi_provider_claim_is_all_or_nothing(self):
         self._claim('hog', {self.cn2: {'VCPU': 8}}, hours(0), hours(1))
@@ -245,15 +253,15 @@ class LedgerAPITests(base.LedgerTestCase):
             {self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}}, hours(0),
             hours(1))
         self.assertEqual(self.cn2, e.kwargs['provider'])
-        self.assertIsNone(db_api.get_claims(self.context, 'both'))
+        self.assertIsNone(db_claims.get_claims(self.context, 'both'))
         self.assertEqual(0, self._vcpu_usage(self.cn1))
         self._claim('both', {self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}},
                     hours(1), hours(2))
         self.assertEqual({self.cn1: {'VCPU': 4}, self.cn2: {'VCPU': 4}},
-                         db_api.get_claims(self.context, 'both')['amounts'])
+                         db_claims.get_claims(self.context, 'both')['amounts'])
 
     def test_unit_rules(self):
-        db_api.set_inventories(self.context, self.cn1, {
+        db_providers.set_inventories(self.context, self.cn1, {
             'DISK_GB': Inventory(1000, min_unit=5, max_unit=100,
                                  step_size=10)})
         for amount, rule in ((4, 'min_unit'), (110, 'max_unit'),
@@ -276,7 +284,7 @@ class LedgerAPITests(base.LedgerTestCase):
                                   name, {self.cn1: {'VCPU': 8}}, start, end)
             self.assertEqual('start' if name == 'late' else 'end',
                              e.kwargs['field'])
-            self.assertIsNone(db_api.get_claims(self.context, name))
+            self.assertIsNone(db_claims.get_claims(self.context, name))
         # Up to FOREVER itself is held exactly: it conflicts as it should.
         self._claim('a', {self.cn1: {'VCPU': 8}},
                     last_day - datetime.timedelta(hours=2), last_day)
@@ -301,7 +309,7 @@ class LedgerAPITests(base.LedgerTestCase):
                           {self.cn1: {'MEMORY_MB': 1}})
         self.assertRaises(exception.ResourceProviderNotFound, self._claim,
                           'c', {'nope': {'VCPU': 1}})
-        self.assertIsNone(db_api.get_claims(self.context, 'c'))
+        self.assertIsNone(db_claims.get_claims(self.context, 'c'))
 
     def test_consumer_claims_once(self):
         self._claim('c', {self.cn1: {'VCPU': 1}})
@@ -309,24 +317,25 @@ class LedgerAPITests(base.LedgerTestCase):
                           {self.cn2: {'VCPU': 1}})
 
     def test_claim_bumps_generation(self):
-        before = db_api.get_provider(self.context, self.cn1)['generation']
+        before = db_providers.get_provider(self.context,
+                                           self.cn1)['generation']
         self._claim('c', {self.cn1: {'VCPU': 1}})
-        self.assertEqual(before + 1, db_api.get_provider(
+        self.assertEqual(before + 1, db_providers.get_provider(
             self.context, self.cn1)['generation'])
 
     def test_release_frees_capacity(self):
         self._claim('c', {self.cn1: {'VCPU': 8}}, hours(0), hours(1))
-        self.assertTrue(db_api.release(self.context, 'c'))
-        self.assertFalse(db_api.release(self.context, 'c'))
+        self.assertTrue(db_claims.release(self.context, 'c'))
+        self.assertFalse(db_claims.release(self.context, 'c'))
         self._claim('d', {self.cn1: {'VCPU': 8}}, hours(0), hours(1))
 
     def test_release_bumps_generation_of_each_provider(self):
         self._claim('c', {self.cn1: {'VCPU': 1}, self.cn2: {'VCPU': 1}})
-        before = [db_api.get_provider(self.context, rp)['generation']
+        before = [db_providers.get_provider(self.context, rp)['generation']
                   for rp in (self.cn1, self.cn2)]
-        db_api.release(self.context, 'c')
+        db_claims.release(self.context, 'c')
         self.assertEqual([g + 1 for g in before], [
-            db_api.get_provider(self.context, rp)['generation']
+            db_providers.get_provider(self.context, rp)['generation']
             for rp in (self.cn1, self.cn2)])
 
     # --- changes ----------------------------------------------------------
@@ -334,56 +343,56 @@ class LedgerAPITests(base.LedgerTestCase):
     def test_move_window(self):
         self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
         self._claim('b', {self.cn1: {'VCPU': 6}}, hours(4), hours(6))
-        self.assertRaises(exception.CapacityExceeded, db_api.change_claim,
+        self.assertRaises(exception.CapacityExceeded, db_claims.change_claim,
                           self.context, 'b', start=hours(1), end=hours(3))
-        self.assertEqual(hours(4), db_api.get_claims(
+        self.assertEqual(hours(4), db_claims.get_claims(
             self.context, 'b')['start'])
-        db_api.change_claim(self.context, 'b', start=hours(2), end=hours(3))
-        got = db_api.get_claims(self.context, 'b')
+        db_claims.change_claim(self.context, 'b', start=hours(2), end=hours(3))
+        got = db_claims.get_claims(self.context, 'b')
         self.assertEqual((hours(2), hours(3)), (got['start'], got['end']))
 
     def test_change_amount_counts_only_others(self):
         self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
         # Growing to the full host is fine: its own 6 do not count.
-        db_api.change_claim(self.context, 'a', {self.cn1: {'VCPU': 8}})
+        db_claims.change_claim(self.context, 'a', {self.cn1: {'VCPU': 8}})
         self.assertEqual(8, self._vcpu_usage(self.cn1))
         self._claim('b', {self.cn2: {'VCPU': 2}}, hours(0), hours(2))
-        self.assertRaises(exception.CapacityExceeded, db_api.change_claim,
+        self.assertRaises(exception.CapacityExceeded, db_claims.change_claim,
                           self.context, 'b', {self.cn1: {'VCPU': 1}})
         self.assertEqual({self.cn2: {'VCPU': 2}},
-                         db_api.get_claims(self.context, 'b')['amounts'])
+                         db_claims.get_claims(self.context, 'b')['amounts'])
 
     def test_move_to_another_provider_bumps_both(self):
         self._claim('a', {self.cn1: {'VCPU': 6}}, hours(0), hours(2))
-        before = [db_api.get_provider(self.context, rp)['generation']
+        before = [db_providers.get_provider(self.context, rp)['generation']
                   for rp in (self.cn1, self.cn2)]
-        db_api.change_claim(self.context, 'a', {self.cn2: {'VCPU': 6}})
+        db_claims.change_claim(self.context, 'a', {self.cn2: {'VCPU': 6}})
         self.assertEqual([g + 1 for g in before], [
-            db_api.get_provider(self.context, rp)['generation']
+            db_providers.get_provider(self.context, rp)['generation']
             for rp in (self.cn1, self.cn2)])
 
     def test_change_to_open_end(self):
         self._claim('a', {self.cn1: {'VCPU': 1}}, hours(0), hours(2))
-        db_api.change_claim(self.context, 'a', open_end=True)
-        self.assertIsNone(db_api.get_claims(self.context, 'a')['end'])
+        db_claims.change_claim(self.context, 'a', open_end=True)
+        self.assertIsNone(db_claims.get_claims(self.context, 'a')['end'])
 
     def test_change_unknown_consumer(self):
-        self.assertRaises(exception.NotFound, db_api.change_claim,
+        self.assertRaises(exception.NotFound, db_claims.change_claim,
                           self.context, 'nobody', start=hours(1))
 
     # --- compare-and-swap -------------------------------------------------
 
     def _lose_races(self, times):
-        real = db_api._bump_provider_generations
+        real = db_api.bump_provider_generations
         lost = []
 
         def bump(session, providers):
             if len(lost) < times:
                 lost.append(providers)
-                raise db_api._GenerationConflict('cn1')
+                raise db_api.GenerationConflict('cn1')
             return real(session, providers)
         self.useFixture(fixtures.MonkeyPatch(
-            'pcloud_plugin.db.api._bump_provider_generations', bump))
+            'pcloud_plugin.db.api.bump_provider_generations', bump))
         return lost
 
     def test_lost_race_is_retried(self):
@@ -398,7 +407,7 @@ class LedgerAPITests(base.LedgerTestCase):
         e = self.assertRaises(exception.ConcurrentUpdateDetected,
                               self._claim, 'c', {self.cn1: {'VCPU': 8}})
         self.assertEqual(3, e.kwargs['attempts'])
-        self.assertIsNone(db_api.get_claims(self.context, 'c'))
+        self.assertIsNone(db_claims.get_claims(self.context, 'c'))
         self.assertEqual(0, self._vcpu_usage(self.cn1, start=None))
 
     # --- the snapshot the candidates engine reads -------------------------
@@ -449,7 +458,7 @@ class LedgerAPITests(base.LedgerTestCase):
             db_snapshots.load_forest(self.context, *window)
             with fixtures.MonkeyPatch('pcloud_plugin.db.provider_cache.CACHE',
                                       provider_cache.ProviderCache()):
-                used = {rp: db_api.get_usage(self.context, rp, *window).get(
+                used = {rp: db_claims.get_usage(self.context, rp, *window).get(
                     'VCPU', 0) for rp in want}
             fits = all(used[rp] + n <= 8 for rp, n in want.items())
             try:
@@ -463,8 +472,8 @@ class LedgerAPITests(base.LedgerTestCase):
     def test_load_forest_usage_is_window_peak(self):
         numa = self._provider('numa0', parent=self.cn1,
                               MEMORY_MB=Inventory(1024))
-        db_api.set_traits(self.context, numa, ['HW_NUMA_ROOT'])
-        db_api.set_aggregates(self.context, self.cn1, ['agg'])
+        db_providers.set_traits(self.context, numa, ['HW_NUMA_ROOT'])
+        db_providers.set_aggregates(self.context, self.cn1, ['agg'])
         self._claim('a', {self.cn1: {'VCPU': 3}, numa: {'MEMORY_MB': 512}},
                     hours(0), hours(2))
         self._claim('b', {self.cn1: {'VCPU': 2}}, hours(1), hours(3))
@@ -511,11 +520,12 @@ class LedgerAPITests(base.LedgerTestCase):
 
     def test_rename_shows_in_the_next_load(self):
         db_snapshots.load_forest(self.context)
-        generation = db_api.get_provider(self.context, self.cn1)['generation']
-        db_api.rename_provider(self.context, self.cn1, 'renamed')
+        generation = db_providers.get_provider(self.context,
+                                               self.cn1)['generation']
+        db_providers.rename_provider(self.context, self.cn1, 'renamed')
         self.assertEqual(
             'renamed', db_snapshots.load_forest(self.context)[self.cn1].name)
-        self.assertEqual(generation + 1, db_api.get_provider(
+        self.assertEqual(generation + 1, db_providers.get_provider(
             self.context, self.cn1)['generation'])
 
     def test_set_parent_shows_in_the_next_load(self):
@@ -524,7 +534,7 @@ class LedgerAPITests(base.LedgerTestCase):
         child = self._provider('child')
         grandchild = self._provider('grandchild', parent=child)
         db_snapshots.load_forest(self.context)
-        db_api.set_parent(self.context, child, self.cn1)
+        db_providers.set_parent(self.context, child, self.cn1)
         forest = db_snapshots.load_forest(self.context)
         self.assertEqual(self.cn1, forest[child].parent_uuid)
         self.assertEqual(self.cn1, forest[grandchild].root_uuid)
@@ -558,7 +568,7 @@ class LedgerAPITests(base.LedgerTestCase):
         cn3 = self._provider('cn3', VCPU=Inventory(8))
         db_snapshots.load_forest(self.context)
         with fixtures.MockPatchObject(provider_cache.CACHE, 'forget'):
-            db_api.delete_provider(self.context, cn3)
+            db_providers.delete_provider(self.context, cn3)
         cn4 = self._provider('cn4', VCPU=Inventory(8))
         forest = db_snapshots.load_forest(self.context)
         self.assertNotIn(cn3, forest.providers)
@@ -576,14 +586,14 @@ class LedgerAPITests(base.LedgerTestCase):
             if held and rng.random() < 0.4:
                 consumer = rng.choice(sorted(held))
                 if rng.random() < 0.5:
-                    db_api.release(self.context, consumer)
+                    db_claims.release(self.context, consumer)
                     del held[consumer]
                     continue
                 start = hours(rng.randrange(48))
                 amounts = {rng.choice((self.cn1, self.cn2)): {
                     'VCPU': rng.randint(1, 3)}}
                 change = functools.partial(
-                    db_api.change_claim, self.context, consumer, amounts,
+                    db_claims.change_claim, self.context, consumer, amounts,
                     start, start + datetime.timedelta(hours=rng.randint(
                         1, 24)))
             else:
@@ -600,7 +610,7 @@ class LedgerAPITests(base.LedgerTestCase):
                 change()
             except exception.CapacityExceeded:
                 continue
-            held[consumer] = db_api.get_claims(self.context, consumer)
+            held[consumer] = db_claims.get_claims(self.context, consumer)
             # The first load follows the write; the second, with nothing
             # written between, reuses its snapshot for another window.
             for _ in range(2):

@@ -17,8 +17,9 @@ import datetime
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
 
@@ -42,9 +43,10 @@ class WholeHostClaimTests(base.LedgerTestCase):
 
     def _provider(self, name, parent=None, **inventories):
         uuid = 'uuid-' + name
-        db_api.create_provider(self.context, uuid, name, parent_uuid=parent)
+        db_providers.create_provider(self.context, uuid, name,
+                                     parent_uuid=parent)
         if inventories:
-            db_api.set_inventories(self.context, uuid, inventories)
+            db_providers.set_inventories(self.context, uuid, inventories)
         return uuid
 
     def test_claims_every_class_of_the_tree_in_full(self):
@@ -53,26 +55,26 @@ class WholeHostClaimTests(base.LedgerTestCase):
         self.assertEqual({self.h1: {'VCPU': 16, 'DISK_GB': 100},
                           self.h2: {'DISK_GB': 100},
                           self.numa: {'VCPU': 4}},
-                         db_api.get_claims(self.context, 'r1')['amounts'])
+                         db_claims.get_claims(self.context, 'r1')['amounts'])
         # Nothing else fits there, however small...
-        self.assertRaises(exception.CapacityExceeded, db_api.claim,
+        self.assertRaises(exception.CapacityExceeded, db_claims.claim,
                           self.context, 'small', {self.numa: {'VCPU': 1}},
                           hours(1), hours(3))
         # ...but right after the window it does.
-        db_api.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
-                     hours(2), hours(3))
+        db_claims.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
+                        hours(2), hours(3))
 
     def test_anything_in_the_way_refuses_the_whole_claim(self):
-        db_api.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
-                     hours(1), hours(3))
+        db_claims.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
+                        hours(1), hours(3))
         e = self.assertRaises(exception.HostBusy, host_db.claim_hosts,
                               self.context, 'r1', [self.h1, self.h2],
                               hours(0), hours(2))
         self.assertEqual('h2', e.kwargs['host'])
         self.assertEqual('small', e.kwargs['consumer'])
-        self.assertIsNone(db_api.get_claims(self.context, 'r1'))
+        self.assertIsNone(db_claims.get_claims(self.context, 'r1'))
         host_db.claim_hosts(self.context, 'r1', [self.h1], hours(0), None)
-        self.assertIsNone(db_api.get_claims(self.context, 'r1')['end'])
+        self.assertIsNone(db_claims.get_claims(self.context, 'r1')['end'])
         self.assertRaises(exception.ConsumerExists, host_db.claim_hosts,
                           self.context, 'r1', [self.h1], hours(0), hours(1))
 
@@ -81,17 +83,17 @@ class WholeHostClaimTests(base.LedgerTestCase):
                             hours(2))
         host_db.claim_hosts(self.context, 'r2', [self.h2], hours(3),
                             hours(5))
-        before = db_api.get_claims(self.context, 'r1')
+        before = db_claims.get_claims(self.context, 'r1')
         self.assertRaises(exception.HostBusy, host_db.claim_hosts,
                           self.context, 'r1', [self.h1, self.h2], hours(0),
                           hours(4), replace=True)
         self.assertEqual(before['amounts'],
-                         db_api.get_claims(self.context, 'r1')['amounts'])
+                         db_claims.get_claims(self.context, 'r1')['amounts'])
         # Its own claim is never in its way.
         host_db.claim_hosts(self.context, 'r1', [self.h1, self.h2],
                             hours(0), hours(3), replace=True)
         self.assertEqual((hours(0), hours(3)), tuple(
-            db_api.get_claims(self.context, 'r1')[k]
+            db_claims.get_claims(self.context, 'r1')[k]
             for k in ('start', 'end')))
 
     def test_bad_claims(self):
@@ -106,13 +108,13 @@ class WholeHostClaimTests(base.LedgerTestCase):
         empty = self._provider('empty')
         self.assertRaises(exception.Invalid, host_db.claim_hosts,
                           self.context, 'r1', [empty], hours(0), hours(1))
-        self.assertIsNone(db_api.get_claims(self.context, 'r1'))
+        self.assertIsNone(db_claims.get_claims(self.context, 'r1'))
 
     def test_busy_intervals(self):
         host_db.claim_hosts(self.context, 'r1', [self.h1], hours(0),
                             hours(2))
-        db_api.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
-                     hours(4), None)
+        db_claims.claim(self.context, 'small', {self.numa: {'VCPU': 1}},
+                        hours(4), None)
         self.assertEqual(
             {self.h1: [(hours(0), hours(2))],
              self.h2: [(hours(4), window_mod.FOREVER)]},

@@ -23,7 +23,8 @@ from oslo_upgradecheck import upgradecheck
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cmd import status
-from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.tests import base
 
@@ -58,9 +59,10 @@ class PartitionCheckTests(base.LedgerTestCase):
         self.assertIn('p1', result.details)
 
     def test_a_blazar_host_our_reservations_hold_fails(self):
-        db_api.create_provider(self.context, 'rp-b1', 'b1')
-        db_api.set_inventories(self.context, 'rp-b1', {'VCPU': Inventory(4)})
-        db_api.claim(self.context, 'slots', {'rp-b1': {'VCPU': 1}})
+        db_providers.create_provider(self.context, 'rp-b1', 'b1')
+        db_providers.set_inventories(self.context, 'rp-b1',
+                                     {'VCPU': Inventory(4)})
+        db_claims.claim(self.context, 'slots', {'rp-b1': {'VCPU': 1}})
         result = self.check([_agg('freepool', ['b1'])])
         self.assertEqual(upgradecheck.Code.FAILURE, result.code)
         self.assertIn('b1 (claimed in the ledger', result.details)
