@@ -12,9 +12,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ledger database (oslo.db): models, the claims API with its
-generation compare-and-swap (api), what is kept of each provider between
-reads (provider_cache), the snapshots the engines answer from
-(snapshots), reservation tables, migrations and the Placement mirror.
+"""The ledger database (oslo.db): models, the engine, transactions and
+generation compare-and-swap (api), the providers (providers) and the
+claims on them (claims), what is kept of each provider between reads
+(provider_cache), the snapshots the engines answer from (snapshots),
+reservation tables, migrations and the Placement mirror.
 Imports capacity and conf of ours, never nova or blazar.
 """
