@@ -99,6 +99,25 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
 
+    def others_write_first(self):
+        """Other writers get to Placement first, as often as one sync
+
+        tries (no pause between its tries): the writes they beat.
+        """
+        write = resources.PlacementSlots.write_allocations
+        lost = []
+
+        def others_first(placement, writes):
+            if len(lost) < promises._RETRIES:
+                lost.append(writes)
+                return False
+            return write(placement, writes)
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'write_allocations', autospec=True,
+            side_effect=others_first))
+        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        return lost
+
     def back_to_back(self, start_first=True):
         """A on the whole of cn1 for 60 minutes from now, B after it; the
 
@@ -181,19 +200,7 @@ class PromiseTests(base.BlazarTestCase):
 
     def test_a_start_that_keeps_meeting_writers_tries_again_later(self):
         lease = self.create_lease(self.reservation(2), start=0)
-        write = resources.PlacementSlots.write_allocations
-        lost, pauses = [], []
-
-        def others_first(placement, writes):
-            # Other writers get there first, as often as a sync tries.
-            if len(lost) < promises._RETRIES:
-                lost.append(writes)
-                return False
-            return write(placement, writes)
-        self.useFixture(fixtures.MockPatchObject(
-            resources.PlacementSlots, 'write_allocations', autospec=True,
-            side_effect=others_first))
-        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        lost, pauses = self.others_write_first(), []
         self.useFixture(fixtures.MockPatchObject(
             instance_lifecycle, '_sleep', side_effect=pauses.append))
         self.assertEqual('ACTIVE', self.start(lease['id'])['status'])
@@ -251,19 +258,7 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual(409, self.boot('cn1', 1024))
 
     def test_a_creation_that_keeps_meeting_writers_claims_again(self):
-        write = resources.PlacementSlots.write_allocations
-        lost = []
-
-        def others_first(placement, writes):
-            # Other writers get there first, as often as a sync tries.
-            if len(lost) < promises._RETRIES:
-                lost.append(writes)
-                return False
-            return write(placement, writes)
-        self.useFixture(fixtures.MockPatchObject(
-            resources.PlacementSlots, 'write_allocations', autospec=True,
-            side_effect=others_first))
-        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        lost = self.others_write_first()
         lease = self.create_lease(self.reservation(7, affinity=True))
         self.assertEqual(promises._RETRIES, len(lost))
         self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
