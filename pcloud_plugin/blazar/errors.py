@@ -115,8 +115,10 @@ def update_refusals():
     try:
         with _bad_terms():
             yield
-    except (CapacityRefused, QuotaRefused,
+    except (CapacityRefused, QuotaRefused, exception.CapacityExceeded,
             exception.ConcurrentUpdateDetected) as e:
+        # The ledger's own refusal, should one reach here: a 409, not a
+        # lease in ERROR.
         raise mgr_exc.CantUpdateParameter(str(e)) from e
     except UNREACHABLE_ERRORS as e:
         # A 409 rather than a 503: any other type puts the lease in ERROR.

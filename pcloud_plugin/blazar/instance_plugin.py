@@ -426,33 +426,60 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
 
     def _update_pending(self, row, params, changed, start, end):
         rid = row['reservation_id']
-        ctx = self._ctx()
-        held = db_claims.get_claims(ctx, rid)
-        slots = self._claim_again(row, params, changed, start, end, held)
+        held = db_claims.get_claims(self._ctx(), rid)
+        written = set(held['amounts'])
         try:
-            self.promises().sync(set(held['amounts']) | set(
-                db_claims.get_claims(ctx, rid)['amounts']))
-        except (promises.NoRoomInPlacement,
-                exception.ConcurrentUpdateDetected) as e:
-            db_claims.change_claim(ctx, rid, amounts=held['amounts'],
-                                   start=held['start'], end=held['end'])
-            raise errors.CapacityRefused(
-                'Cannot change reservation %s: %s' % (rid, e.message))
-        res_db.update(ctx, rid, slots=slots, start_time=start,
+            slots = self._claim_again(row, params, changed, start, end,
+                                      held, written)
+        finally:
+            self._promise_claims(rid, written)
+        res_db.update(self._ctx(), rid, slots=slots, start_time=start,
                       end_time=end, **params)
 
-    def _claim_again(self, row, params, changed, start, end, held):
+    def _promise_claims(self, rid, providers):
+        """Placement's promises on ``providers`` as the ledger's claims
+
+        are, no longer as a change of ``rid`` proposed them.
+        """
+        try:
+            self.promises().sync(providers)
+        except (promises.NoRoomInPlacement,
+                exception.ConcurrentUpdateDetected) as e:
+            # The ledger's claims stand; the next write of these
+            # providers' promises (an admission, change, start or end,
+            # or the sweep) writes them as the ledger says.
+            LOG.warning('Placement is not yet as the ledger is on %s after '
+                        'the change of reservation %s: %s',
+                        sorted(providers), rid, e.message)
+
+    def _claim_again(self, row, params, changed, start, end, held,
+                     written):
         """Change the claim of a reservation not started yet; its new
 
         slots (None: the same).
+
+        Placement is asked first to hold the new claim beside the old
+        (the higher of the two at each moment), and the ledger's claim
+        changes after, by compare-and-swap: the old claim is never let
+        go before Placement holds the new one, so no refusal has to put
+        back a claim whose capacity others may have taken meanwhile.
+        ``written`` gathers the providers whose promises were written.
         """
         rid = row['reservation_id']
         ctx = self._ctx()
+
+        def move(amounts):
+            written.update(amounts)
+            self.promises().sync(written, proposed={
+                rid: (amounts, start, end)})
+            db_claims.change_claim(ctx, rid, amounts=amounts, start=start,
+                                   end=end)
+
         if not changed:
             try:
-                db_claims.change_claim(ctx, rid, start=start, end=end)
+                move(held['amounts'])
                 return None
-            except exception.PLAN_OUTDATED:
+            except exception.PLAN_OUTDATED + (promises.NoRoomInPlacement,):
                 pass  # the slots' hosts are busy then: place them anew
         overlaps = held['start'] < end and (
             held['end'] is None or start < held['end'])
@@ -460,21 +487,26 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         preferred = [s['host_uuid'] for s in row['slots']]
         avoid = set()
         races = admission.Races(
-            CONF.pcloud_instance.admission_retries + 1, rid)
+            CONF.pcloud_instance.admission_retries + 1, rid,
+            lost_on=admission.LOST_RACE + (promises.NoRoomInPlacement,))
         for race in races:
             plan = self._place(
                 request, start, end,
                 discounted=held['amounts'] if overlaps else None,
                 consumer=rid, preferred=preferred, avoid_hosts=avoid)
             with race:
-                db_claims.change_claim(ctx, rid, amounts=plan.amounts,
-                                       start=start, end=end)
+                move(plan.amounts)
                 return plan.slots()
-            # Taking our own claim out of the peaks was optimistic
-            # there: look elsewhere.
-            short = races.last.kwargs.get('provider')
-            if short in plan.roots:
-                avoid.add(plan.roots[short])
+            # Taking our own claim out of the peaks was optimistic there,
+            # or boots outside reservations hold it: look elsewhere.
+            e = races.last
+            short = ([e.kwargs.get('provider')]
+                     if not isinstance(e, promises.NoRoomInPlacement)
+                     else e.kwargs['uuids'])
+            avoid.update(plan.roots[rp] for rp in short if rp in plan.roots)
+        if isinstance(races.last, promises.NoRoomInPlacement):
+            raise errors.CapacityRefused(
+                'Cannot change reservation %s: %s' % (rid, races.last.message))
         raise self._refused(request, start, end, races.last)
 
     def _update_active(self, row, params, changed, start, end):
@@ -516,11 +548,20 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 self._hold(dict(row, end_time=end))
             except (promises.NoRoomInPlacement,
                     exception.ConcurrentUpdateDetected) as e:
-                db_claims.change_claim(ctx, rid, start=held['start'],
-                                       end=held['end'])
-                raise errors.CapacityRefused(
-                    'Cannot move reservation %s to end at %s: %s'
-                    % (rid, end, e.message))
+                if held['end'] is not None and end <= held['end']:
+                    # An earlier end stands: Placement holds too much
+                    # until its next write, never too little, and what
+                    # the claim let go may be another lease's already.
+                    LOG.warning('Placement keeps the hold of reservation '
+                                '%s as it was before its end moved to %s '
+                                'until its next write: %s', rid, end,
+                                e.message)
+                else:
+                    db_claims.change_claim(ctx, rid, start=held['start'],
+                                           end=held['end'])
+                    raise errors.CapacityRefused(
+                        'Cannot move reservation %s to end at %s: %s'
+                        % (rid, end, e.message))
             res_db.update(ctx, rid, end_time=end)
             self._notify_change(row, held, at)
             return

@@ -36,7 +36,9 @@ generations first and the ledger after, and writes every consumer
 concerned in one request under those generations (Placement's
 POST /allocations), so concurrent writers retry rather than undo each
 other, and starting a reservation moves its capacity from the promise to
-its hold without a moment where a boot could slip in between.
+its hold without a moment where a boot could slip in between. A change
+of a reservation not started yet is written before the ledger's (see
+``proposed``): Placement holds the new claim before the old is let go.
 """
 
 import collections
@@ -130,7 +132,24 @@ def _peak(intervals):
     return peak
 
 
-def promised(claims, now, holds, placed=None):
+def _highest(intervals):
+    """One claimer's [start, end) intervals as the highest of them at
+
+    each moment: its claim before a change and after, which Placement
+    holds both of while the change is made, but never both at once.
+    """
+    cuts = sorted({moment for start, end, _u in intervals
+                   for moment in (start, end)})
+    found = []
+    for start, end in zip(cuts, cuts[1:]):
+        used = max((u for s, e, u in intervals if s <= start and end <= e),
+                   default=0)
+        if used:
+            found.append((start, end, used))
+    return found
+
+
+def promised(claims, now, holds, placed=None, proposed=None):
     """{provider: {class: n}} each provider's promise must carry.
 
     :param claims: res_db.claims_on rows
@@ -143,14 +162,23 @@ def promised(claims, now, holds, placed=None):
         the reservation's state says (a start writes the hold before it
         records the state, and a start cut short by a crash leaves it);
         None: the reservations' states say which are held
+    :param proposed: {reservation id: ({provider: {class: n}}, start,
+        end)}: claims of reservations not started yet, about to replace
+        theirs in the ledger; promised as the higher of the two at each
+        moment
     """
+    proposed = proposed or {}
     spans = collections.defaultdict(list)
+    changing = collections.defaultdict(list)  # (rp, rc, rid): intervals
     held = collections.Counter()
     for rp, rc, start, end, used, rid, state in claims:
         if rc not in resources.SLOT_CLASSES or (rid in holds
                                                 and holds[rid][0]):
             continue
-        spans[rp, rc].append((max(start, now), end, used))
+        if rid in proposed:
+            changing[rp, rc, rid].append((max(start, now), end, used))
+        else:
+            spans[rp, rc].append((max(start, now), end, used))
         # A hold being dropped carries nothing: its claim is promised.
         if placed is None:
             in_placement = state in _HELD_STATES and start <= now
@@ -166,6 +194,14 @@ def promised(claims, now, holds, placed=None):
             for rc, used in resources_.items():
                 spans[rp, rc].append((now, end or window_mod.FOREVER, used))
                 held[rp, rc] += used
+    for rid, (amounts, start, end) in proposed.items():
+        for rp, resources_ in amounts.items():
+            for rc, used in resources_.items():
+                if rc in resources.SLOT_CLASSES and end > now:
+                    changing[rp, rc, rid].append((max(start, now), end,
+                                                  used))
+    for (rp, rc, _rid), intervals in changing.items():
+        spans[rp, rc].extend(_highest(intervals))
     found = collections.defaultdict(dict)
     for (rp, rc), intervals in spans.items():
         extra = _peak(intervals) - held[rp, rc]
@@ -181,12 +217,15 @@ class Promises:
         self.placement = placement
         self.context = context
 
-    def sync(self, providers, holds=None, project_id=None):
+    def sync(self, providers, holds=None, project_id=None, proposed=None):
         """Write the promises of ``providers`` and the given holds.
 
         :param holds: {reservation id: ({provider: {class: n}}, end)};
             empty amounts drop a hold
         :param project_id: Placement's project of the holds
+        :param proposed: claims about to change (see promised), written
+            before the ledger's change so that Placement holds the new
+            claim before the old one is let go
         Raises NoRoomInPlacement when Placement has no room for them,
         ConcurrentUpdateDetected when other writers kept moving the
         generations.
@@ -194,6 +233,8 @@ class Promises:
         holds = holds or {}
         providers = set(providers)
         for amounts, _end in holds.values():
+            providers.update(amounts)
+        for amounts, _start, _end in (proposed or {}).values():
             providers.update(amounts)
         max_units = db_providers.max_units(self.context, providers)
         for _attempt in range(_RETRIES):
@@ -218,7 +259,7 @@ class Promises:
                            for c in consumers - current.keys())
             now = timeutils.utcnow().replace(microsecond=0)
             claims = res_db.claims_on(self.context, providers, now)
-            wanted = promised(claims, now, holds, placed)
+            wanted = promised(claims, now, holds, placed, proposed)
             desired = {}
             for rp in providers:
                 for k, piece in enumerate(pieces(wanted.get(rp, {}),

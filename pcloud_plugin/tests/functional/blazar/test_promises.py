@@ -21,6 +21,7 @@ nodes of 4096 MB, 2 slots each.
 """
 
 import datetime
+from unittest import mock
 
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
@@ -29,6 +30,7 @@ import fixtures
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
@@ -278,13 +280,80 @@ class PromiseTests(base.BlazarTestCase):
         e = self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
                               lease['id'],
                               reservations=[{'id': rid, 'amount': 3}])
-        self.assertIn('concurrent updates', str(e))
+        self.assertIn('concurrent', str(e))
         self.assertEqual(status.lease.PENDING,
                          blazar_db.lease_get(lease['id'])['status'])
         after = db_claims.get_claims(self.context, rid)
-        # Changed and put back: only the generation tells.
         self.assertEqual((before['amounts'], before['start'], before['end']),
                          (after['amounts'], after['start'], after['end']))
+
+    def test_an_earlier_end_stands_when_placement_keeps_meeting_writers(
+            self):
+        # Instances fill cn2: A runs 3 slots on cn1 until 120, B takes 4
+        # more from 60; A's earlier end at 60 lowers cn1's promise.
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
+            self.hosts['cn2-numa1']: {'MEMORY_MB': 4096}})
+        self.sync()
+        lease = self.create_lease(self.reservation(3), start=0, end=120)
+        self.start(lease['id'])
+        rid = _rid(lease)
+        self.create_lease(self.reservation(4), start=60, end=120)
+        self.assertEqual(4096, self.promise('cn1')['MEMORY_MB'])
+        self.useFixture(fixtures.MockPatchObject(
+            resources.PlacementSlots, 'write_allocations',
+            return_value=False))
+        self.useFixture(fixtures.MockPatchObject(promises, '_sleep'))
+        # What it lets go may be another lease's the moment it is let go:
+        # the shorter claim is kept, and Placement's older, larger hold
+        # stays until its next write.
+        self.update_lease(lease['id'], end_date=self.minutes(60))
+        self.assertEqual(self.minutes(60), db_claims.get_claims(
+            self.context, rid)['end'].strftime('%Y-%m-%d %H:%M'))
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+        self.assertEqual(4096, self.promise('cn1')['MEMORY_MB'])
+
+    def test_a_refused_change_never_lets_the_old_claim_go(self):
+        # A holds the whole of cn1 in an hour and asks to move a week on.
+        # Placement refuses every write of A's change (boots the mirror
+        # has not read took cn1); while the first is written, another
+        # lease asks for A's hour on cn1.
+        a = self.create_lease(self.reservation(7, affinity=True))
+        rid = _rid(a)
+        before = db_claims.get_claims(self.context, rid)
+        sync, meanwhile = promises.Promises.sync, []
+
+        def no_room_for_a(promises_, providers, **kwargs):
+            if len(meanwhile) == 1:
+                return sync(promises_, providers, **kwargs)  # the other's
+            if not meanwhile:
+                meanwhile.append(None)
+                try:
+                    meanwhile[0] = self.create_lease(
+                        self.reservation(7, affinity=True))
+                except errors.CapacityRefused as e:
+                    meanwhile[0] = e
+                meanwhile.append('done')
+            raise promises.NoRoomInPlacement(
+                providers=self.hosts['cn1'], uuids={self.hosts['cn1']},
+                detail='boots took it')
+
+        with mock.patch.object(promises.Promises, 'sync', autospec=True,
+                               side_effect=no_room_for_a):
+            week = 7 * 24 * 60
+            self.assertRaises(mgr_exc.CantUpdateParameter, self.update_lease,
+                              a['id'], start_date=self.minutes(60 + week),
+                              end_date=self.minutes(120 + week))
+        # A keeps its hour on cn1, which the other lease never had.
+        self.assertIsInstance(meanwhile[0], errors.CapacityRefused)
+        after = db_claims.get_claims(self.context, rid)
+        self.assertEqual((before['amounts'], before['start'], before['end']),
+                         (after['amounts'], after['start'], after['end']))
+        self.assertEqual(status.lease.PENDING,
+                         blazar_db.lease_get(a['id'])['status'])
+        self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
+                         self.promise('cn1'))
 
     def promised_in_pieces(self, host):
         """{class: n} of every allocation of the host's promise."""

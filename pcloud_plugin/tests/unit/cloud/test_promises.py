@@ -100,6 +100,49 @@ class PromisedTests(base.TestCase):
         self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
             claims, NOW, {'a': ({}, None)}))
 
+    def test_a_proposed_change_is_promised_beside_the_claim_it_replaces(
+            self):
+        # 'a' moves from [1, 3) x 100 to [2, 5) x 60 while 'b' holds 30
+        # over [4, 6): at each moment the higher of a's two claims, plus b.
+        claims = [_claim(1, 3, 100, 'a'), _claim(4, 6, 30, 'b')]
+        proposed = {'a': ({'rp': {'MEMORY_MB': 60}}, _at(2), _at(5))}
+        self.assertEqual({'rp': {'MEMORY_MB': 100}}, promises.promised(
+            claims, NOW, {}, proposed=proposed))
+        # Larger and later: 150 over [4, 5) beside b's 30.
+        proposed = {'a': ({'rp': {'MEMORY_MB': 150}}, _at(4), _at(5))}
+        self.assertEqual({'rp': {'MEMORY_MB': 180}}, promises.promised(
+            claims, NOW, {}, proposed=proposed))
+        # On another provider it adds, and never sums with itself.
+        proposed = {'a': ({'rp': {'MEMORY_MB': 100}, 'rq': {'VCPU': 2}},
+                          _at(1), _at(3))}
+        self.assertEqual({'rp': {'MEMORY_MB': 100}, 'rq': {'VCPU': 2}},
+                         promises.promised(claims, NOW, {},
+                                           proposed=proposed))
+
+    def test_random_proposals_match_a_walk_over_every_moment(self):
+        rng = random.Random(11)
+        for _case in range(300):
+            claims = [_claim(s, s + rng.randint(1, 5), rng.randint(1, 9),
+                             rid) for rid in 'abc'
+                      for s in [rng.randint(-2, 8)]]
+            start = rng.randint(-2, 8)
+            new = (start, start + rng.randint(1, 5), rng.randint(1, 9))
+            proposed = {'a': ({'rp': {'MEMORY_MB': new[2]}}, _at(new[0]),
+                              _at(new[1]))}
+            live = [c for c in claims if c[3] > NOW]
+            moments = {NOW} | {c[2] for c in live} | {_at(new[0])}
+            peak = 0
+            for t in (m for m in moments if m >= NOW):
+                old_a = sum(c[4] for c in live
+                            if c[5] == 'a' and c[2] <= t < c[3])
+                new_a = new[2] if _at(new[0]) <= t < _at(new[1]) else 0
+                others = sum(c[4] for c in live
+                             if c[5] != 'a' and c[2] <= t < c[3])
+                peak = max(peak, max(old_a, new_a) + others)
+            expected = {'rp': {'MEMORY_MB': peak}} if peak else {}
+            self.assertEqual(expected, promises.promised(
+                live, NOW, {}, proposed=proposed), (claims, new))
+
     def test_only_the_classes_of_slots(self):
         claims = [_claim(1, 2, 1, 'a', rc='CUSTOM_X')]
         self.assertEqual({}, promises.promised(claims, NOW, {}))
