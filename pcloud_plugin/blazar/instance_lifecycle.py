@@ -382,7 +382,13 @@ class Lifecycle(object):
         reconcile.record_event(ctx, reconcile.LEASE_END,
                                row['reservation_id'], row['lease_id'],
                                self.resource_type)
-        self._finish(row)
+        try:
+            self._finish(row)
+        except res_db.ReservationNotFound:
+            # A sweep of this or another manager (an overdue end, or the
+            # retried clean-up of one) finished it meanwhile: ended.
+            LOG.info('Reservation %s was ended meanwhile',
+                     row['reservation_id'])
         self._sweep_aside()
 
     def _finish(self, row):

@@ -411,6 +411,29 @@ class FailureTests(base.BlazarTestCase):
         self.assertIn('has ended', str(e))
         self.delete_lease(lease['id'])
 
+    def test_an_end_that_a_sweep_finishes_meanwhile_ends_the_lease(self):
+        # Blazar's end runs while a sweep of the manager (an overdue end,
+        # or a clean-up retried after Nova came back) ends the same
+        # reservation: the sweep gets there first.
+        lease = self.create_lease(self.reservation(2), start=0)
+        self.start(lease['id'])
+        rid = _reservation_of(lease)['id']
+        remove, swept = self.plugin._remove_objects, []
+
+        def the_sweep_first(row):
+            if not swept:
+                swept.append(rid)
+                self.plugin._finish(res_db.get(self.context, rid))
+            return remove(row)
+        self.useFixture(fixtures.MockPatchObject(
+            self.plugin, '_remove_objects', side_effect=the_sweep_first))
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(lease['id'])['status'])
+        self.assertEqual([rid], swept)
+        self.assertRaises(res_db.ReservationNotFound, res_db.get,
+                          self.context, rid)
+        self.assertFalse(db_claims.get_claims(self.context, rid))
+
     def test_sweep_releases_what_blazar_no_longer_holds(self):
         lease = self.create_lease(self.reservation(2))
         rid = _reservation_of(lease)['id']
