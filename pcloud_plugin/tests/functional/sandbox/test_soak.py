@@ -33,9 +33,9 @@ restart), no claim without its reservation, and every lease deletable
 by its owner.
 
 On the default SQLite sandbox, and on MariaDB with RabbitMQ where they
-answer; scaled down to fit CI beside the other tests. It runs with
-PCLOUD_SOAK=1 (see setUp for why not yet always); PCLOUD_SOAK_CLIENTS,
-PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS scale it; PCLOUD_SOAK_STATE
+answer; scaled down to fit CI beside the other tests.
+PCLOUD_SOAK_CLIENTS, PCLOUD_SOAK_SECONDS and PCLOUD_SOAK_KILLS scale it;
+PCLOUD_SOAK_STATE
 keeps the sandbox's state directory (its logs) to look at after a
 failure.
 """
@@ -182,15 +182,6 @@ class Soak(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        if os.environ.get('PCLOUD_SOAK') != '1':
-            # Passed 10 of 10 runs alone (two at full scale), but in CI
-            # beside the other sandboxes an update of a pending lease
-            # went to ERROR: its Placement write gave up, and putting
-            # its old claim back met capacity another lease had taken
-            # meanwhile (CapacityExceeded). Not in CI until that is
-            # fixed (issue 28).
-            self.skipTest('the soak runs with PCLOUD_SOAK=1 (an update '
-                          'undone too late: issue 28)')
         # Minutes of load, then a settling: longer than OS_TEST_TIMEOUT
         # (a new alarm replaces it).
         self.useFixture(fixtures.Timeout(SECONDS + 900, gentle=True))
