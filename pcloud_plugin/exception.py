@@ -97,6 +97,22 @@ class Conflict(PcloudException):
     code = 409
 
 
+class CapacityRefused(Conflict):
+    """Not enough capacity for a reservation in its window: the message
+
+    says what was short (the Blazar adapter answers 409 with it).
+    """
+    msg_fmt = '%(reason)s'
+
+
+class PoolTooSmall(CapacityRefused):
+    """Fewer hosts could ever serve the reservation than it asks for, even
+
+    all emptied: refused at once, whatever the lease type (seeds/001: a
+    BEST-EFFORT lease needs enough potential candidates).
+    """
+
+
 class CapacityExceeded(Conflict):
     """A claim does not fit in part of its window."""
     msg_fmt = ('Provider %(provider)s is short of %(resource_class)s at '

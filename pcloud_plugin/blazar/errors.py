@@ -54,19 +54,15 @@ UNREACHABLE_ERRORS = (clients.NoConnection, exception.NovaError,
 
 
 class CapacityRefused(mgr_exc.NotEnoughHostsAvailable):
-    """Not enough capacity for a reservation in its window: a conflict
+    """exception.CapacityRefused as Blazar answers it: 409, with the
 
-    with what others hold, so 409, with the message saying what was short.
+    message saying what was short.
     """
     code = 409
 
 
 class PoolTooSmall(CapacityRefused):
-    """Fewer hosts could ever serve the reservation than it asks for, even
-
-    all emptied: refused at once, whatever the lease type (seeds/001: a
-    BEST-EFFORT lease needs enough potential candidates).
-    """
+    """exception.PoolTooSmall as Blazar answers it."""
 
 
 class QuotaRefused(blazar_exc.BlazarException):
@@ -86,6 +82,13 @@ for _refusal in (CapacityRefused, PoolTooSmall, QuotaRefused,
                  CloudUnreachable):
     if not hasattr(mgr_exc, _refusal.__name__):
         setattr(mgr_exc, _refusal.__name__, _refusal)
+
+
+def _blazar_refusal(refusal):
+    """The Blazar exception for the domain's exception.CapacityRefused."""
+    kind = (PoolTooSmall if isinstance(refusal, exception.PoolTooSmall)
+            else CapacityRefused)
+    return kind(refusal.message)
 
 
 @contextlib.contextmanager
@@ -115,7 +118,8 @@ def update_refusals():
     try:
         with _bad_terms():
             yield
-    except (CapacityRefused, QuotaRefused, exception.CapacityExceeded,
+    except (exception.CapacityRefused, QuotaRefused,
+            exception.CapacityExceeded,
             exception.ConcurrentUpdateDetected) as e:
         # The ledger's own refusal, should one reach here: a 409, not a
         # lease in ERROR.
@@ -149,6 +153,8 @@ def admission_refusals():
     try:
         with _bad_terms():
             yield
+    except exception.CapacityRefused as e:
+        raise _blazar_refusal(e) from e
     except UNREACHABLE_ERRORS as e:
         LOG.warning('Reservation refused: %s', e)
         raise CloudUnreachable() from e

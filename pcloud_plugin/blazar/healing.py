@@ -48,7 +48,6 @@ from blazar import status
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import errors
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import promises
@@ -57,6 +56,7 @@ from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin import exception
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import slots as slots_mod
@@ -268,7 +268,7 @@ def _heal_instance(plugin, row, bad, failures, flags):
         try:
             _move_slots(plugin, row, movable,
                         set(bad) | _failed_roots(plugin, failures))
-        except (errors.CapacityRefused, promises.NoRoomInPlacement) as e:
+        except (exception.CapacityRefused, promises.NoRoomInPlacement) as e:
             degrade(plugin.notifier, plugin.resource_type, row,
                     {names[h]: bad[h] for h in bad},
                     'no free capacity to move it to: %s' % e, flags)
@@ -357,7 +357,7 @@ def _move_slots(plugin, row, movable, avoid):
                       'Placement; undoing it', rid)
         undo()
         plugin._shrink_back(row, slots)
-        raise errors.CapacityRefused('Nova or Placement failed: %s' % e)
+        raise exception.CapacityRefused('Nova or Placement failed: %s' % e)
     _leave_hosts(plugin, row, movable)
     plugin.promises().sync(set(held['amounts']))
     plugin._notify_change(row, held, start)
@@ -456,7 +456,7 @@ def _heal_host_lease(plugin, row, bad, failures, flags):
     if movable:
         try:
             _replace_hosts(plugin, row, movable, failures)
-        except errors.CapacityRefused as e:
+        except exception.CapacityRefused as e:
             degrade(plugin.notifier, plugin.resource_type, row,
                     {names[h]: bad[h] for h in bad},
                     'no free host to move it to: %s' % e, flags)
@@ -512,7 +512,7 @@ def _replace_hosts(plugin, row, movable, failures):
                     and not (active and _servers_on(plugin, host)):
                 free.append(host)
         if len(free) < len(movable):
-            raise errors.CapacityRefused(
+            raise exception.CapacityRefused(
                 'Cannot place again %d host(s) of reservation %s from %s '
                 'to %s: %d of the eligible hosts are free, up and empty.'
                 % (len(movable), rid, start, end, len(free)))
@@ -526,7 +526,7 @@ def _replace_hosts(plugin, row, movable, failures):
                                 start, end, replace=True)
             break
     else:
-        raise errors.CapacityRefused(
+        raise exception.CapacityRefused(
             'Cannot place again reservation %s: concurrent leases kept '
             'taking the hosts picked (%s).' % (rid, races.last))
     if not active:
@@ -538,8 +538,8 @@ def _replace_hosts(plugin, row, movable, failures):
         host_db.claim_hosts(ctx, rid,
                             [h['host_uuid'] for h in row['hosts']],
                             row['start_time'], end, replace=True)
-        raise errors.CapacityRefused('Nova failed while taking the failed '
-                                     'hosts out of its pcloud.')
+        raise exception.CapacityRefused(
+            'Nova failed while taking the failed hosts out of its pcloud.')
     for host in movable:
         try:
             plugin.nova().aggregates.remove_host(row['aggregate_id'],

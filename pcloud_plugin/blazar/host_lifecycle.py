@@ -16,7 +16,7 @@
 the pcloud and the lease's aggregate at start, leaving them at end, and
 what crashes left halfway (reconcile, sweep). Mixed into
 blazar.host_plugin.PcloudHostPlugin, whose helpers (nova, pclouds,
-_ctx, _blazar_status, _notify, ...) it uses.
+_ctx, _mark_reservation, _notify, ...) it uses.
 """
 
 from blazar.manager import exceptions as mgr_exc
@@ -216,7 +216,7 @@ class Lifecycle(object):
                       % (rid, e))
         faults.step(reconcile.LEASE_START, 'active')
         host_db.update(ctx, rid, state=host_db.ACTIVE)
-        self._blazar_status(rid, missing_resources=False)
+        self._mark_reservation(rid, missing_resources=False)
         self._notify(rid, previous or row['state'],
                      held_from=self._held_since(row))
         return host_db.ACTIVE
@@ -254,7 +254,11 @@ class Lifecycle(object):
         row = self._row(resource_id)
         self._record(reconcile.LEASE_START, row)
         if row['state'] == host_db.INACTIVE:
-            self._activate(row)
+            try:
+                self._activate(row)
+            except exception.CapacityRefused as e:
+                # Too few empty hosts for it (reservations.host_vacate).
+                raise mgr_exc.EventError(error=e.message) from e
         elif row['state'] == host_db.ACTIVE:
             # Run again after a crash left Blazar's side unfinished.
             self._join(row)

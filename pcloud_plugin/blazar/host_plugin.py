@@ -37,7 +37,7 @@ BEST-EFFORT
     when it is TIMEDOUT.
 
 Hosts are handed over empty of other projects' instances, which
-BEST-EFFORT reservations may move away first (blazar.host_vacate).
+BEST-EFFORT reservations may move away first (reservations.host_vacate).
 Parameters and eligibility are in reservations.host_requests.
 
 A host is eligible when it is in the host flavor's pool, in no pcloud
@@ -75,7 +75,6 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_resize
-from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
@@ -92,6 +91,7 @@ from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
+from pcloud_plugin.reservations import host_vacate
 from pcloud_plugin.reservations import terms
 
 LOG = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                                       '%s: %s' % (asked.describe(params),
                                                   start, end, e.message))
 
-    def _blazar_status(self, reservation_id, **values):
+    def _mark_reservation(self, reservation_id, **values):
         try:
             blazar_db.reservation_update(reservation_id, values)
         except Exception:
@@ -235,7 +235,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         if len(free) >= params['amount']:
             return free[:params['amount']], None
         if len(hosts) < params['amount']:
-            raise errors.PoolTooSmall(
+            raise exception.PoolTooSmall(
                 'Cannot reserve %s: only %d host(s) could ever serve it.'
                 % (asked.describe(params), len(hosts)))
         why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
@@ -255,7 +255,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         """Pick hosts (see _pick) and claim them whole; their records,
 
         named. A claim that lost the hosts to a concurrent lease picks
-        again from a fresh read. Raises NotEnoughHostsAvailable.
+        again from a fresh read. Raises exception.CapacityRefused.
         """
         fresh = None
         races = admission.Races(CONF.pcloud_host.admission_retries + 2,
@@ -265,7 +265,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                                     exclude=reservation_id,
                                     occupants=occupants)
             if hosts is None:
-                raise errors.CapacityRefused(why)
+                raise exception.CapacityRefused(why)
             if fresh is None:
                 # Freshness: what Placement changed on these hosts since
                 # the mirror last read them is in the ledger now.
@@ -282,7 +282,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 return hosts
         LOG.info('Reservation %s lost every race; last: %s',
                  reservation_id, races.last)
-        raise errors.CapacityRefused(
+        raise exception.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the hosts picked.' % (asked.describe(params), start, end))
 
@@ -307,7 +307,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         hosts, why = self._pick(params, start, end)
         if hosts is None:
             if params['lease_type'] != asked.BEST_EFFORT:
-                raise errors.CapacityRefused(why)
+                raise exception.CapacityRefused(why)
             return []
         return [h['host_uuid'] for h in hosts]
 
@@ -338,9 +338,9 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
             hosts = self._admit(reservation_id, params, start, end,
                                 occupants=occupants)
             state = host_db.INACTIVE
-        except mgr_exc.NotEnoughHostsAvailable as e:
+        except exception.CapacityRefused as e:
             if (params['lease_type'] != asked.BEST_EFFORT
-                    or isinstance(e, errors.PoolTooSmall)):
+                    or isinstance(e, exception.PoolTooSmall)):
                 raise
             LOG.info('BEST-EFFORT reservation %s waits: %s',
                      reservation_id, e)
@@ -362,7 +362,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
             db_claims.release(self._ctx(), reservation_id)
             raise
         if state == host_db.IN_PROGRESS:
-            self._blazar_status(reservation_id, missing_resources=True)
+            self._mark_reservation(reservation_id, missing_resources=True)
         self._notify(reservation_id, None)
         return reservation_id
 
@@ -383,7 +383,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
                  row['deadline'])
         if now >= row['start_time']:
-            self._blazar_status(rid, status=status.reservation.ERROR)
+            self._mark_reservation(rid, status=status.reservation.ERROR)
         self._notify(rid, row['state'])
 
     def _try_waiting(self, row, started):
@@ -409,7 +409,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         try:
             hosts = self._admit(rid, params, start, row['end_time'],
                                 occupants=self._occupants(row))
-        except mgr_exc.NotEnoughHostsAvailable as e:
+        except exception.CapacityRefused as e:
             LOG.debug('Reservation %s still waits: %s', rid, e)
             return row['state']
         if started:
@@ -419,7 +419,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
             return self._activate(host_db.get(ctx, rid),
                                   previous=row['state'])
         host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
-        self._blazar_status(rid, missing_resources=False)
+        self._mark_reservation(rid, missing_resources=False)
         self._notify(rid, row['state'])
         return host_db.INACTIVE
 
@@ -498,7 +498,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                     LOG.info('Reservation %s cannot end at %s: %s',
                              reservation_id, until, e)
                     # Not e's message: it names a real host (seeds/000).
-                    raise errors.CapacityRefused(
+                    raise exception.CapacityRefused(
                         'Cannot move the end of reservation %s to %s: '
                         'another reservation holds one of its hosts before '
                         'then.' % (reservation_id, until))

@@ -50,8 +50,6 @@ from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_vacate
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
@@ -66,6 +64,7 @@ from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
+from pcloud_plugin.reservations import host_vacate
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -163,7 +162,7 @@ def _pick_more(plugin, row, extra, start):
                          row['amount'] + extra, asked.describe(
                              dict(params, amount=row['amount'] + extra))))
     if len(eligible) < extra:
-        raise errors.CapacityRefused(
+        raise exception.CapacityRefused(
             '%s: only %d other host(s) could ever serve it.'
             % (refused, len(eligible)))
     end = row['end_time']
@@ -188,7 +187,7 @@ def _pick_more(plugin, row, extra, start):
     if occupied:
         why += (', and %d of those run instances of other projects'
                 % occupied)
-    raise errors.CapacityRefused(why + '; %d more needed.' % extra)
+    raise exception.CapacityRefused(why + '; %d more needed.' % extra)
 
 
 def _names(row, count):
@@ -238,7 +237,7 @@ def _grow(plugin, row, amount, now):
     else:
         LOG.info('Growing reservation %s lost every race; last: %s', rid,
                  races.last)
-        raise errors.CapacityRefused(
+        raise exception.CapacityRefused(
             'Cannot grow reservation %s: concurrent leases kept taking the '
             'hosts picked.' % rid)
     try:

@@ -207,7 +207,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             return slots_mod.place(forest, request,
                                    max_candidates=max_candidates, **kwargs)
         except slots_mod.SlotsUnavailable as e:
-            raise errors.CapacityRefused(self._refusal(
+            raise exception.CapacityRefused(self._refusal(
                 forest, request, start, end, e.message, consumer))
 
     def _refusal(self, forest, request, start, end, why, consumer):
@@ -236,7 +236,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         # The ledger's refusal names a provider and its usage: the log's.
         LOG.info('Reserving %s from %s to %s lost every race; last: %s',
                  request.describe(), start, end, error.message)
-        return errors.CapacityRefused(
+        return exception.CapacityRefused(
             'Cannot reserve %s from %s to %s: concurrent leases kept taking '
             'the capacity it was placed on.'
             % (request.describe(), start, end))
@@ -295,11 +295,11 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             try:
                 plan = first or self._place(request, start, end,
                                             avoid_hosts=avoid)
-            except errors.CapacityRefused as e:
+            except exception.CapacityRefused as e:
                 if isinstance(races.last, promises.NoRoomInPlacement):
                     # The ledger's answer without the hosts Placement
                     # refused, and why Placement did.
-                    raise errors.CapacityRefused(
+                    raise exception.CapacityRefused(
                         '%s %s' % (e, races.last.message))
                 raise
             first = None
@@ -332,7 +332,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                     raise
                 return plan
         if isinstance(races.last, promises.NoRoomInPlacement):
-            raise errors.CapacityRefused(
+            raise exception.CapacityRefused(
                 'Cannot reserve %s from %s to %s: %s'
                 % (request.describe(), start, end, races.last.message))
         raise self._refused(request, start, end, races.last)
@@ -505,7 +505,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                      else e.kwargs['uuids'])
             avoid.update(plan.roots[rp] for rp in short if rp in plan.roots)
         if isinstance(races.last, promises.NoRoomInPlacement):
-            raise errors.CapacityRefused(
+            raise exception.CapacityRefused(
                 'Cannot change reservation %s: %s' % (rid, races.last.message))
         raise self._refused(request, start, end, races.last)
 
@@ -541,7 +541,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             try:
                 db_claims.change_claim(ctx, rid, start=start, end=end)
             except exception.PLAN_OUTDATED as e:
-                raise errors.CapacityRefused(
+                raise exception.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
                     % (rid, end, e.message))
             try:
@@ -559,7 +559,7 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
                 else:
                     db_claims.change_claim(ctx, rid, start=held['start'],
                                            end=held['end'])
-                    raise errors.CapacityRefused(
+                    raise exception.CapacityRefused(
                         'Cannot move reservation %s to end at %s: %s'
                         % (rid, end, e.message))
             res_db.update(ctx, rid, end_time=end)

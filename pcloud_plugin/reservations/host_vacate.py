@@ -21,19 +21,24 @@ moves them away (seeds/001's scavenger hunt: refused at once when even
 the eligible hosts running the least could not be emptied; IN-PROGRESS,
 holding its hosts, until the migrations recorded in the ledger have
 finished; TIMEDOUT past its deadline); any other takes empty free hosts
-in place of occupied ones at its start. A mixin of PcloudHostPlugin.
+in place of occupied ones at its start.
+
+A mixin of the pcloud:host plugin, which provides what it calls on the
+cloud and the lease: ``nova()``, ``pools()``, ``_ctx()``, ``_admit()``,
+``_notify()`` and ``_mark_reservation()`` (what the lease's reservation
+shows). It raises exception.CapacityRefused, which the plugin answers
+as Blazar does.
 """
 
-from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import errors
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import snapshots as db_snapshots
+from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import host_requests as asked
 
@@ -128,7 +133,7 @@ class Vacating(object):
         if not others or self._targets_exist(pools, others):
             return
         db_claims.release(ctx, reservation_id)
-        raise errors.CapacityRefused(
+        raise exception.CapacityRefused(
             'Cannot reserve %s: its hosts cannot be emptied. Even the %d '
             'eligible host(s) running the least of other projects\' '
             'instances run %d of them, and the hosts outside every pool '
@@ -159,7 +164,7 @@ class Vacating(object):
                      rid, len(others))
             return self._wait_for_hosts(rid, previous)
         self._migrate(row, others)
-        self._blazar_status(rid, missing_resources=True)
+        self._mark_reservation(rid, missing_resources=True)
         if previous != host_db.IN_PROGRESS:
             self._notify(rid, previous)
         return host_db.IN_PROGRESS
@@ -169,7 +174,7 @@ class Vacating(object):
         db_claims.release(self._ctx(), rid)
         host_db.update(self._ctx(), rid, hosts=[], migrations=[],
                        state=host_db.IN_PROGRESS)
-        self._blazar_status(rid, missing_resources=True)
+        self._mark_reservation(rid, missing_resources=True)
         if previous != host_db.IN_PROGRESS:
             self._notify(rid, previous)
         return host_db.IN_PROGRESS
@@ -255,7 +260,7 @@ class Vacating(object):
         outlive the leases they were booted in). Occupied hosts are
         picked again among the free ones for the rest of the window; when
         there are not enough empty, None for a BEST-EFFORT reservation (it
-        waits), else EventError (the lease in ERROR).
+        waits), else CapacityRefused (the lease in ERROR).
         """
         pcloud = self.pools().pclouds.get(row['pcloud_id'])
         if pcloud is None:
@@ -271,7 +276,7 @@ class Vacating(object):
             hosts = self._admit(rid, asked.params_of(row), max(now, row[
                 'start_time']), row['end_time'], replace=True,
                 occupants=occupants)
-        except mgr_exc.NotEnoughHostsAvailable as e:
+        except exception.CapacityRefused as e:
             why = e
         else:
             # The claim is on these now, empty or not: so is the record.
@@ -282,6 +287,6 @@ class Vacating(object):
                 return host_db.get(self._ctx(), rid)
         if row['lease_type'] == asked.BEST_EFFORT:
             return None
-        raise mgr_exc.EventError(
-            error='Host reservation %s cannot start: its hosts run '
-                  'instances of other projects, and %s' % (rid, why))
+        raise exception.CapacityRefused(
+            'Host reservation %s cannot start: its hosts run instances of '
+            'other projects, and %s' % (rid, why))
