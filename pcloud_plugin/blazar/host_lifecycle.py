@@ -23,7 +23,6 @@ from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
@@ -36,6 +35,7 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
+from pcloud_plugin.reservations import healing
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -24,6 +24,7 @@ from blazar.plugins import base
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.blazar import lease_flags
 from pcloud_plugin.blazar import monitor
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import mirror as mirror_mod
@@ -42,6 +43,8 @@ class LedgerHostsPlugin(base.BasePlugin):
     """A Blazar plugin whose resources are hosts of the ledger."""
 
     query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
+    # What healing reads and marks on Blazar's leases.
+    lease_flags = lease_flags
 
     def __init__(self, periodic):
         """:param periodic: (task, its interval in seconds) the plugin's

@@ -29,7 +29,6 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.cloud import promises as promises_mod
 from pcloud_plugin.cloud import resources
@@ -41,6 +40,7 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage_records
+from pcloud_plugin.reservations import healing
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)

@@ -13,6 +13,7 @@
 #    under the License.
 """The reservation domain: what both reservation kinds (pcloud:host,
 virtual:instance) decide, apart from how Blazar calls them. Imports
-neither blazar nor nova; of ours, the capacity core, the ledger (db) and
-exception.
+neither blazar nor nova; of ours, the packages below it
+(doc/source/contributor/layout.rst): cloud, pcloud, clients, the ledger
+(db), the capacity core, conf and exception.
 """

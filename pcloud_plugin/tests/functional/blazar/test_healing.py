@@ -23,7 +23,6 @@ from unittest import mock
 from blazar.db import api as blazar_db
 from blazar import status
 
-from pcloud_plugin.blazar import healing
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import claims as db_claims
@@ -31,6 +30,7 @@ from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import healing
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import fake_nova
 from pcloud_plugin.tests.functional.blazar import test_host_plugin

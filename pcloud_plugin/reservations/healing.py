@@ -38,13 +38,13 @@ Later passes try it again; once its hosts are all up and enabled again
 that was moved has ``resources_changed`` set, as Blazar's monitor does.
 
 Our own records keep their state (not started, active): degraded is
-Blazar's flag over them, and the failure Nova reports.
+the lease's flag over them, and the failure Nova reports. What a lease
+shows is read and marked through the plugin's ``lease_flags``
+(blazar.lease_flags), so this module imports nothing of Blazar.
 """
 
 import collections
 
-from blazar.db import api as blazar_db
-from blazar import status
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
@@ -111,46 +111,20 @@ class Failures:
         return self.services.get(service_host)
 
 
-# --- Blazar's records -------------------------------------------------------
+# --- what the lease shows ------------------------------------------------
 
-def _settled(row):
-    """Whether the reservation's lease is PENDING or ACTIVE: not being
+def _flag(plugin, reservation_id, flag, flags):
+    """Set a flag on the reservation's lease (plugin.lease_flags); False
 
-    started, ended or updated by Blazar's manager right now (the next
-    pass sees it again).
+    if it was set already.
     """
-    try:
-        lease = blazar_db.lease_get(row['lease_id'])
-    except Exception:
-        LOG.exception('Could not read Blazar lease %s', row['lease_id'])
+    if not plugin.lease_flags.set_flag(reservation_id, flag):
         return False
-    return lease is not None and lease['status'] in (
-        status.lease.PENDING, status.lease.ACTIVE)
-
-
-def _blazar_reservation(reservation_id):
-    try:
-        return blazar_db.reservation_get(reservation_id)
-    except Exception:
-        LOG.exception('Could not read Blazar reservation %s', reservation_id)
-        return None
-
-
-def _set_flag(reservation_id, flag, flags):
-    """Set a flag on Blazar's reservation and degraded on its lease;
-
-    False if it was set already (or Blazar has no such reservation).
-    """
-    found = _blazar_reservation(reservation_id)
-    if found is None or found[flag]:
-        return False
-    blazar_db.reservation_update(reservation_id, {flag: True})
-    blazar_db.lease_update(found['lease_id'], {'degraded': True})
     flags.setdefault(reservation_id, {})[flag] = True
     return True
 
 
-def degrade(notifier, resource_type, row, hosts, why, flags):
+def degrade(plugin, row, hosts, why, flags):
     """Flag a reservation that could not be healed; its event once.
 
     ``hosts``: {name the lessee knows: why that compute failed}.
@@ -158,36 +132,22 @@ def degrade(notifier, resource_type, row, hosts, why, flags):
     rid = row['reservation_id']
     why = '%s: %s' % ('; '.join('%s %s' % (name, failed) for name, failed
                                 in sorted(hosts.items())), why)
-    if _set_flag(rid, MISSING, flags):
-        LOG.warning('%s reservation %s is degraded: %s', resource_type,
-                    rid, why)
-        notifier.reservation_degraded(resource_type, row, list(hosts), why)
+    if _flag(plugin, rid, MISSING, flags):
+        LOG.warning('%s reservation %s is degraded: %s',
+                    plugin.resource_type, rid, why)
+        plugin.notifier.reservation_degraded(plugin.resource_type, row,
+                                             list(hosts), why)
 
 
-def restore(resource_type, whole, flags):
-    """Clear missing_resources of the reservations of ``resource_type``
+def restore(plugin, whole, flags):
+    """Clear missing_resources where ``whole(reservation id)`` is True
 
-    for which ``whole(reservation id)`` is True (False: still degraded;
-    None: not healing's to say), and degraded on their leases when none
-    of their reservations is flagged any more.
+    (see lease_flags.clear_missing).
     """
-    for found in blazar_db.reservation_get_all_by_values(
-            resource_type=resource_type, missing_resources=True):
-        rid = found['id']
-        try:
-            if not whole(rid):
-                continue
-            blazar_db.reservation_update(rid, {MISSING: False})
-            flags.setdefault(rid, {})[MISSING] = False
-            LOG.info('Reservation %s is whole again', rid)
-            siblings = blazar_db.reservation_get_all_by_lease_id(
-                found['lease_id'])
-            if not any(s[MISSING] or s[CHANGED] for s in siblings):
-                blazar_db.lease_update(found['lease_id'],
-                                       {'degraded': False})
-        except Exception:
-            LOG.exception('Could not clear the flags of reservation %s',
-                          rid)
+    for rid in plugin.lease_flags.clear_missing(plugin.resource_type,
+                                                whole):
+        flags.setdefault(rid, {})[MISSING] = False
+        LOG.info('Reservation %s is whole again', rid)
 
 
 # --- virtual:instance --------------------------------------------------------
@@ -233,7 +193,7 @@ def heal_instances(plugin):
         bad = {s['host_uuid']: why for s in row['slots']
                for why in [failures.why(s['host_uuid'], s['host_name'])]
                if why}
-        if not bad or not _settled(row):
+        if not bad or not plugin.lease_flags.settled(row['lease_id']):
             continue
         try:
             _heal_instance(plugin, row, bad, failures, flags)
@@ -249,7 +209,7 @@ def heal_instances(plugin):
         return not any(failures.why(s['host_uuid'], s['host_name'])
                        for s in row['slots'])
 
-    restore(plugin.resource_type, whole, flags)
+    restore(plugin, whole, flags)
     return flags
 
 
@@ -269,7 +229,7 @@ def _heal_instance(plugin, row, bad, failures, flags):
             _move_slots(plugin, row, movable,
                         set(bad) | _failed_roots(plugin, failures))
         except (exception.CapacityRefused, promises.NoRoomInPlacement) as e:
-            degrade(plugin.notifier, plugin.resource_type, row,
+            degrade(plugin, row,
                     {names[h]: bad[h] for h in bad},
                     'no free capacity to move it to: %s' % e, flags)
             return
@@ -277,9 +237,9 @@ def _heal_instance(plugin, row, bad, failures, flags):
                     ', '.join(sorted(names[h] for h in movable)),
                     '; '.join(sorted(set(bad[h] for h in movable))))
         if row['state'] == res_db.ACTIVE:
-            _set_flag(rid, CHANGED, flags)
+            _flag(plugin, rid, CHANGED, flags)
     if stuck:
-        degrade(plugin.notifier, plugin.resource_type, row,
+        degrade(plugin, row,
                 {names[h]: bad[h] for h in stuck},
                 'instances booted into it run there', flags)
 
@@ -402,14 +362,14 @@ def heal_hosts(plugin):
                for why in [failures.why(h['host_uuid'], h['host_name'],
                                         h['service_host'])] if why}
         if (bad or not all(h['joined'] for h in row['hosts'])) and \
-                not _settled(row):
+                not plugin.lease_flags.settled(row['lease_id']):
             continue
         try:
             if bad:
                 _heal_host_lease(plugin, row, bad, failures, flags)
             elif not all(h['joined'] for h in row['hosts']) and (
                     row['state'] == host_db.ACTIVE and
-                    _flagged(row['reservation_id'])):
+                    plugin.lease_flags.is_set(row['reservation_id'], MISSING)):
                 # Moved, but its new hosts did not all join.
                 plugin._join(row)
         except Exception:
@@ -429,13 +389,8 @@ def heal_hosts(plugin):
             row['state'] == host_db.INACTIVE or
             all(h['joined'] for h in row['hosts']))
 
-    restore(plugin.resource_type, whole, flags)
+    restore(plugin, whole, flags)
     return flags
-
-
-def _flagged(reservation_id):
-    found = _blazar_reservation(reservation_id)
-    return bool(found and found[MISSING])
 
 
 def _servers_on(plugin, host):
@@ -457,21 +412,21 @@ def _heal_host_lease(plugin, row, bad, failures, flags):
         try:
             _replace_hosts(plugin, row, movable, failures)
         except exception.CapacityRefused as e:
-            degrade(plugin.notifier, plugin.resource_type, row,
+            degrade(plugin, row,
                     {names[h]: bad[h] for h in bad},
                     'no free host to move it to: %s' % e, flags)
             return
         except JoinFailed as e:
-            degrade(plugin.notifier, plugin.resource_type, row,
+            degrade(plugin, row,
                     {h['name']: bad[h['host_uuid']] for h in movable},
                     str(e), flags)
             return
         LOG.warning('Host reservation %s moved off %s', rid,
                     ', '.join(sorted(h['host_name'] for h in movable)))
         if active:
-            _set_flag(rid, CHANGED, flags)
+            _flag(plugin, rid, CHANGED, flags)
     if stuck:
-        degrade(plugin.notifier, plugin.resource_type, row,
+        degrade(plugin, row,
                 {names[h]: bad[h] for h in stuck},
                 'instances of its pcloud run there', flags)
 
