@@ -113,6 +113,14 @@ class PoolTooSmall(CapacityRefused):
     """
 
 
+class UpdateRefused(Conflict):
+    """A change a reservation cannot take as it is now (its state, its
+
+    pcloud, its hosts in use): the message says why.
+    """
+    msg_fmt = '%(reason)s'
+
+
 class CapacityExceeded(Conflict):
     """A claim does not fit in part of its window."""
     msg_fmt = ('Provider %(provider)s is short of %(resource_class)s at '

@@ -118,8 +118,8 @@ def update_refusals():
     try:
         with _bad_terms():
             yield
-    except (exception.CapacityRefused, QuotaRefused,
-            exception.CapacityExceeded,
+    except (exception.CapacityRefused, exception.UpdateRefused,
+            QuotaRefused, exception.CapacityExceeded,
             exception.ConcurrentUpdateDetected) as e:
         # The ledger's own refusal, should one reach here: a 409, not a
         # lease in ERROR.

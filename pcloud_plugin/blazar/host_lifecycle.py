@@ -23,7 +23,6 @@ from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
@@ -36,6 +35,7 @@ from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin.reservations import healing
+from pcloud_plugin.reservations import host_resize
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -336,11 +336,11 @@ class Lifecycle(object):
         done = reconcile.recover_events(ctx, self.resource_type,
                                         self._undo_failed_start,
                                         self.notifier, older_than)
-        done.update(reconcile.recover(
+        done.update(intents.recover(
             ctx, intents.interrupted(
                 ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
                 older_than),
-            self.pclouds().recover, self.notifier, take=True))
+            self.pclouds().recover, self.notifier, take_first=True))
         done.update(host_resize.recover(self, ctx, older_than))
         reconcile.repair_leases(ctx, intents.since(
             CONF.pcloud.lease_transition_timeout))
@@ -357,7 +357,7 @@ class Lifecycle(object):
                                            for h in row['hosts'])):
             return None
         if not self._leave(row):
-            return reconcile.KEEP
+            return intents.KEEP
         return 'its hosts left pcloud %s after it failed' % row['pcloud_id']
 
     def sweep(self):

@@ -74,7 +74,6 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
-from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
@@ -91,6 +90,7 @@ from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
+from pcloud_plugin.reservations import host_resize
 from pcloud_plugin.reservations import host_vacate
 from pcloud_plugin.reservations import terms
 
@@ -460,7 +460,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
 
         again (a refused change changes nothing); once active the end
         may move, on the same hosts, or the amount change (hosts join or
-        leave: blazar.host_resize).
+        leave: reservations.host_resize).
         """
         ctx = self._ctx()
         row = host_db.get(ctx, reservation_id)
@@ -478,7 +478,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 param='Host reservation %s (%s)' % (reservation_id, state))
         if state == host_db.ACTIVE:
             if changed == ['amount'] and start == row['start_time']:
-                # Hosts join or leave (blazar.host_resize).
+                # Hosts join or leave (reservations.host_resize).
                 return host_resize.resize(self, row, params, end)
             if changed or start != row['start_time']:
                 raise mgr_exc.CantUpdateParameter(

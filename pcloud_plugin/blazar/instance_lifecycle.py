@@ -546,7 +546,7 @@ class Lifecycle(object):
         claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
         self._drop_hold(row, claims['amounts'] if claims else ())
         if not self._remove_objects(row):
-            return reconcile.KEEP
+            return intents.KEEP
         return 'its flavor, aggregate and slots are gone after it failed'
 
     @staticmethod

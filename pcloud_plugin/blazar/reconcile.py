@@ -24,7 +24,7 @@ Ledger consumers named by a bare UUID are Blazar reservations' (both
 plugins claim under the reservation id); any other holder of capacity
 uses another name and is never touched here.
 
-Interrupted operations (db.intents): ``recover`` hands each to the
+Interrupted operations: ``db.intents.recover`` hands each to the
 owner's handler, then reports what it did in the log and as a
 ``pcloud.reconcile`` event. A lease start or end that died with its
 process leaves Blazar's lease STARTING or TERMINATING and its event
@@ -68,8 +68,6 @@ _EVENTS = {
     LEASE_END: ('end_lease', status.lease.ACTIVE,
                 status.reservation.DELETED, status.reservation.ACTIVE),
 }
-# A handler's answer: the operation may still be running, look again.
-KEEP = object()
 
 
 def gone(reservation_ids):
@@ -201,7 +199,7 @@ def recover_events(ctx, resource_type, undo_failed_start, notifier,
             return None  # gone (sweep ends it), finished, or to run again
         if event['status'] == status.event.IN_PROGRESS:
             if not intents.abandoned(intent, older_than):
-                return KEEP
+                return intents.KEEP
             run_again(intent, event)
             return ('its process died: Blazar runs the %s of lease %s '
                     'again' % (event['event_type'],
@@ -212,7 +210,7 @@ def recover_events(ctx, resource_type, undo_failed_start, notifier,
 
     found = [i for i in intents.list_intents(ctx, (LEASE_START, LEASE_END))
              if i['details'].get('resource_type') == resource_type]
-    return recover(ctx, found, handle, notifier)
+    return intents.recover(ctx, found, handle, notifier)
 
 
 def event_of(intent):
@@ -391,38 +389,3 @@ def _unstick(ctx, lease):
                             'event_type': _EVENTS[operation][0]})
     _run_again(operation, lease_id, event)
     return ['its %s died: Blazar runs it again' % _EVENTS[operation][0]]
-
-
-def recover(ctx, found, handler, notifier, take=False):
-    """Hand each intent of ``found`` to ``handler``, which finishes or
-
-    undoes its operation and returns what it did (None: nothing was left
-    to do; KEEP: not now). With ``take``, an intent is first taken from
-    its owner (db.intents.take), so that of several reconcilers one acts.
-    A handler that fails leaves the intent for the next pass. Returns
-    {intent id: what was done}.
-    """
-    done = {}
-    for intent in found:
-        if take and not intents.take(ctx, intent):
-            continue
-        try:
-            what = handler(intent)
-        except Exception:
-            LOG.exception('Could not recover the %s of %s; the next pass '
-                          'tries again', intent['operation'],
-                          intent['subject'])
-            continue
-        if what is KEEP:
-            continue
-        intents.finish(ctx, intent['id'])
-        if what is None:
-            continue
-        LOG.warning('Recovered the interrupted %s of %s: %s',
-                    intent['operation'], intent['subject'], what)
-        notifier.reconciled({}, {
-            'operation': intent['operation'], 'subject': intent['subject'],
-            'details': intent['details'], 'done': what,
-            'since': intent['created_at'].isoformat()})
-        done[intent['id']] = what
-    return done

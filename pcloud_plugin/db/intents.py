@@ -31,13 +31,18 @@ import json
 import os
 import socket
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import models
 
+LOG = logging.getLogger(__name__)
 _INTENT = models.Intent.__table__
+# A recover() handler's answer: the operation may still be running, look
+# again.
+KEEP = object()
 
 
 def _process_start(pid):
@@ -178,3 +183,38 @@ def take(context, intent):
                 owner=this_process(), failed=True,
                 updated_at=timeutils.utcnow()))
         return result.rowcount == 1
+
+
+def recover(ctx, found, handler, notifier, take_first=False):
+    """Hand each intent of ``found`` to ``handler``, which finishes or
+
+    undoes its operation and returns what it did (None: nothing was left
+    to do; KEEP: not now). With ``take_first``, an intent is first taken
+    from its owner (take), so that of several reconcilers one acts.
+    A handler that fails leaves the intent for the next pass. Returns
+    {intent id: what was done}.
+    """
+    done = {}
+    for intent in found:
+        if take_first and not take(ctx, intent):
+            continue
+        try:
+            what = handler(intent)
+        except Exception:
+            LOG.exception('Could not recover the %s of %s; the next pass '
+                          'tries again', intent['operation'],
+                          intent['subject'])
+            continue
+        if what is KEEP:
+            continue
+        finish(ctx, intent['id'])
+        if what is None:
+            continue
+        LOG.warning('Recovered the interrupted %s of %s: %s',
+                    intent['operation'], intent['subject'], what)
+        notifier.reconciled({}, {
+            'operation': intent['operation'], 'subject': intent['subject'],
+            'details': intent['details'], 'done': what,
+            'since': intent['created_at'].isoformat()})
+        done[intent['id']] = what
+    return done

@@ -13,7 +13,7 @@
 #    under the License.
 """An active pcloud:host lease grows (hosts join) and shrinks (hosts the
 
-lessee emptied leave) through Blazar's lease update (blazar.host_resize),
+lessee emptied leave) through Blazar's lease update (reservations.host_resize),
 with the hosts of test_host_plugin: cn1, cn2 and cn4 may be leased, cn3
 is another pcloud's for good.
 """
@@ -29,13 +29,13 @@ import fixtures
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import host_lifecycle
-from pcloud_plugin.blazar import host_resize
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_resize
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin as hosts
 

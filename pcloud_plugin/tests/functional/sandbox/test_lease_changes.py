@@ -15,7 +15,7 @@
 """Whole-host leases as they change, across the sandbox's real services
 
 (issue 18), with the real ``openstack`` commands: an active lease grows
-and shrinks through Blazar's lease update (blazar.host_resize), and an
+and shrinks through Blazar's lease update (reservations.host_resize), and an
 admin sees which leases hold each host (reservations.allocations). The
 in-process tests (functional/blazar/test_host_lease_resize.py and the
 allocation ones) cover the rest.

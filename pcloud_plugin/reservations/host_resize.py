@@ -42,15 +42,16 @@ reconcile() hands the interrupted ones to recover(): one whose process
 died is finished once the ledger holds what it changed to (a grow whose
 claim was made, a shrink whose hosts left), else undone; one that raised
 (its own undo failed: the user was told it changed nothing) is undone.
+
+A resize refused raises exception.UpdateRefused or CapacityRefused, which
+the plugin answers as Blazar's CantUpdateParameter (409).
 """
 
 import datetime
 
-from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin import conf
@@ -98,12 +99,12 @@ def resize(plugin, row, params, end):
     """
     rid = row['reservation_id']
     if end != row['end_time']:
-        raise mgr_exc.CantUpdateParameter(
+        raise exception.UpdateRefused(
             'The amount and the end of active host reservation %s change '
             'in separate updates.' % rid)
     now = _now()
     if now >= row['end_time']:
-        raise mgr_exc.CantUpdateParameter(
+        raise exception.UpdateRefused(
             'Host reservation %s ends now: its amount cannot change.' % rid)
     if params['amount'] > row['amount']:
         _grow(plugin, row, params['amount'], now)
@@ -207,7 +208,7 @@ def _grow(plugin, row, amount, now):
     ctx = plugin._ctx()
     extra = amount - row['amount']
     if plugin.pools().pclouds.get(row['pcloud_id']) is None:
-        raise mgr_exc.CantUpdateParameter(
+        raise exception.UpdateRefused(
             'Pcloud %s of reservation %s is gone.' % (row['pcloud_id'], rid))
     plugin._check_quota(row['project_id'],
                         dict(asked.params_of(row), amount=amount), now,
@@ -305,7 +306,7 @@ def _undone(plugin, ctx, intent, rid, details, undo, doing, error):
         intents.fail(ctx, intent)
     else:
         intents.finish(ctx, intent)
-    return mgr_exc.CantUpdateParameter(
+    return exception.UpdateRefused(
         'Nova failed while %s reservation %s, which stays as it was; try '
         'again: %s' % (doing, rid, error))
 
@@ -352,7 +353,7 @@ def _in_use(plugin, hosts):
 
 
 def _busy_refusal(row, amount, busy):
-    return mgr_exc.CantUpdateParameter(
+    return exception.UpdateRefused(
         'Cannot shrink reservation %s from %d to %d host(s): only %d of its '
         'hosts are empty. Still in use: %s. Delete or move their instances '
         'first.' % (row['reservation_id'], row['amount'], amount,
@@ -393,7 +394,7 @@ def _shrink(plugin, row, amount, now):
             busy.update(booted)
             raise _busy_refusal(row, amount, busy)
         _leave_pcloud(plugin, rid, details)
-    except mgr_exc.CantUpdateParameter:
+    except exception.UpdateRefused:
         raise
     except Exception as e:
         raise _undone(plugin, ctx, intent, rid, details, _undo_shrink,
@@ -456,9 +457,10 @@ def recover(plugin, ctx, older_than):
 
     (see the module's docstring); {intent id: what was done}.
     """
-    return reconcile.recover(
+    return intents.recover(
         ctx, intents.interrupted(ctx, OPERATIONS, older_than),
-        lambda intent: _recover(plugin, intent), plugin.notifier, take=True)
+        lambda intent: _recover(plugin, intent), plugin.notifier,
+        take_first=True)
 
 
 def _recover(plugin, intent):
