@@ -76,7 +76,6 @@ from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
-from pcloud_plugin.capacity import host_windows
 from pcloud_plugin import conf
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
@@ -89,6 +88,7 @@ from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import host_claims
 from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import host_resize
 from pcloud_plugin.reservations import host_vacate
@@ -214,77 +214,12 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
 
     # --- admission -------------------------------------------------------
 
-    def _pick(self, params, start, end, exclude=None, occupants=None):
-        """(hosts, None) free for the window, or (None, why not); with
-
-        ``occupants``, those running the least of other projects first.
-        Raises PoolTooSmall when fewer hosts are eligible than asked for.
-        """
-        ctx = self._ctx()
-        pools = self.pools()
-        forest = db_snapshots.load_forest(ctx)
-        hosts = asked.eligible_hosts(forest, pools, params,
-                                     host_db.joined_service_hosts(ctx))
-        roots = [h['host_uuid'] for h in hosts]
-        busy = host_db.busy_intervals(ctx, roots, start, before=end,
-                                      exclude_consumer=exclude)
-        free = [h for h in hosts
-                if host_windows.is_free(busy[h['host_uuid']], start, end)]
-        if occupants is not None and len(free) > params['amount']:
-            free.sort(key=occupants.load)
-        if len(free) >= params['amount']:
-            return free[:params['amount']], None
-        if len(hosts) < params['amount']:
-            raise exception.PoolTooSmall(
-                'Cannot reserve %s: only %d host(s) could ever serve it.'
-                % (asked.describe(params), len(hosts)))
-        why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
-               'hosts are free then.'
-               % (asked.describe(params), start, end, len(free), len(hosts)))
-        later = host_windows.earliest_window(
-            host_db.busy_intervals(ctx, roots, start,
-                                   exclude_consumer=exclude),
-            params['amount'], end - start, start, order=roots)
-        if later:
-            why += (' The earliest window of this length with %d free '
-                    'starts at %s.' % (params['amount'], later[0]))
-        return None, why
-
     def _admit(self, reservation_id, params, start, end, replace=False,
                occupants=None):
-        """Pick hosts (see _pick) and claim them whole; their records,
-
-        named. A claim that lost the hosts to a concurrent lease picks
-        again from a fresh read. Raises exception.CapacityRefused.
-        """
-        fresh = None
-        races = admission.Races(CONF.pcloud_host.admission_retries + 2,
-                                reservation_id)
-        for race in races:
-            hosts, why = self._pick(params, start, end,
-                                    exclude=reservation_id,
-                                    occupants=occupants)
-            if hosts is None:
-                raise exception.CapacityRefused(why)
-            if fresh is None:
-                # Freshness: what Placement changed on these hosts since
-                # the mirror last read them is in the ledger now.
-                fresh = not self.mirror().refresh(
-                    self._ctx(), [h['host_uuid'] for h in hosts])
-                if not fresh:
-                    continue
-            with race:
-                host_db.claim_hosts(self._ctx(), reservation_id,
-                                    [h['host_uuid'] for h in hosts],
-                                    start, end, replace=replace)
-                for n, host in enumerate(hosts, 1):
-                    host['name'] = 'lease-%s-%d' % (reservation_id[:8], n)
-                return hosts
-        LOG.info('Reservation %s lost every race; last: %s',
-                 reservation_id, races.last)
-        raise exception.CapacityRefused(
-            'Cannot reserve %s from %s to %s: concurrent leases kept taking '
-            'the hosts picked.' % (asked.describe(params), start, end))
+        """Hosts picked and claimed whole (reservations.host_claims)."""
+        return host_claims.claim(self._ctx(), self.mirror(), self.pools,
+                                 reservation_id, params, start, end,
+                                 replace=replace, occupants=occupants)
 
     def _hosts_held(self, reservation_id):
         try:
@@ -304,7 +239,8 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         self._check_type(params, start)
         self._check_pcloud(self.pools(), params['pcloud_id'],
                            self._project_id(values))
-        hosts, why = self._pick(params, start, end)
+        hosts, why = host_claims.pick(self._ctx(), self.pools(), params,
+                                      start, end)
         if hosts is None:
             if params['lease_type'] != asked.BEST_EFFORT:
                 raise exception.CapacityRefused(why)

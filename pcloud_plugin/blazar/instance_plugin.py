@@ -57,11 +57,10 @@ from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import reservations as res_db
-from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
-from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import instance_claims
 from pcloud_plugin.reservations import slots as slots_mod
 from pcloud_plugin.reservations import terms
 
@@ -169,77 +168,16 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     def promises(self):
         return promises.Promises(self.placement(), self._ctx())
 
-    # --- admission -------------------------------------------------------
+    def slot_claims(self):
+        """Where this request's instance slots go (reservations.
 
-    def _slot_request(self, params, amount=None):
-        required, forbidden = slots_mod.parse_properties(
-            params['resource_properties'])
-        aggregates, hosts = self.nova().pcloud_exclusions()
-        return slots_mod.SlotRequest(
-            slots_mod.per_slot(params), amount or params['amount'],
-            affinity=params['affinity'], required=required,
-            forbidden=forbidden, forbidden_aggregates=aggregates,
-            excluded_hosts=hosts)
-
-    def _place(self, request, start, end, discounted=None, consumer=None,
-               **kwargs):
-        """A slots.Plan for the window, or a refusal that explains.
-
-        discounted: the claims of consumer, taken out of the usage.
-        A new reservation's slots are laid from the ledger's slot index
-        where it can tell (reservations.slots.place_indexed), else, and for
-        every refusal, by the engine on the window's forest.
+        instance_claims), with the plugin's clients.
         """
-        max_candidates = CONF.pcloud_instance.max_candidates
-        if not discounted and set(kwargs) <= {'avoid_hosts'}:
-            try:
-                plan = slots_mod.place_indexed(
-                    db_snapshots.load_slot_index(self._ctx()), request, start,
-                    end, max_candidates=max_candidates, **kwargs)
-            except slots_mod.SlotsUnavailable:
-                plan = None     # the engine says why
-            if plan is not None:
-                return plan
-        forest = db_snapshots.load_forest(self._ctx(), start, end)
-        if discounted:
-            forest = slots_mod.discount(forest, discounted)
-        try:
-            return slots_mod.place(forest, request,
-                                   max_candidates=max_candidates, **kwargs)
-        except slots_mod.SlotsUnavailable as e:
-            raise exception.CapacityRefused(self._refusal(
-                forest, request, start, end, e.message, consumer))
+        return instance_claims.SlotClaims(
+            self._ctx(), self.promises(), self.mirror(),
+            self.nova().pcloud_exclusions, explain_usage=_is_admin())
 
-    def _refusal(self, forest, request, start, end, why, consumer):
-        """Say what was short, and in which part of the window."""
-        rc, free, needed, providers = slots_mod.shortage(forest, request)
-        message = ('Cannot reserve %s from %s to %s: %s Most short: %s, '
-                   '%d free on the hosts this reservation may use, %d '
-                   'needed.' % (request.describe(), start, end, why, rc,
-                                free, needed))
-        if not _is_admin():
-            # What other projects hold, and when, is for admins to see.
-            return message
-        steps = res_db.usage_steps(self._ctx(), rc, start, end, providers,
-                                   exclude_consumer=consumer)
-        peak = max(used for _at, used in steps)
-        if peak:
-            bounds = [moment for moment, _u in steps[1:]] + [end]
-            busiest = [(moment, bounds[i])
-                       for i, (moment, used) in enumerate(steps)
-                       if used == peak]
-            message += (' Busiest from %s to %s, when other reservations '
-                        'hold %d of it.' % (busiest[0] + (peak,)))
-        return message
-
-    def _refused(self, request, start, end, error):
-        # The ledger's refusal names a provider and its usage: the log's.
-        LOG.info('Reserving %s from %s to %s lost every race; last: %s',
-                 request.describe(), start, end, error.message)
-        return exception.CapacityRefused(
-            'Cannot reserve %s from %s to %s: concurrent leases kept taking '
-            'the capacity it was placed on.'
-            % (request.describe(), start, end))
+    # --- admission -------------------------------------------------------
 
     def _cached_plan(self, key):
         """What allocation_candidates placed for the same parameters.
@@ -274,68 +212,12 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
-        request = self._slot_request(params)
-        plan = self._place(request, start, end)
+        slot_claims = self.slot_claims()
+        request = slot_claims.request(params)
+        plan = slot_claims.place(request, start, end)
         self._plans.last = (self._plan_key(params, start, end),
                             (request, plan))
         return _expand(plan.hosts)
-
-    def _claim(self, consumer, request, start, end, first=None):
-        """Place and claim, again from a fresh read while concurrent
-
-        leases win the race for the capacity a plan was made on.
-        """
-        avoid, fresh = set(), None
-        # Placement may refuse the hold after the ledger's claim: that
-        # plan too is made again, without the hosts it refused.
-        races = admission.Races(
-            CONF.pcloud_instance.admission_retries + 1, consumer,
-            lost_on=admission.LOST_RACE + (promises.NoRoomInPlacement,))
-        for race in races:
-            try:
-                plan = first or self._place(request, start, end,
-                                            avoid_hosts=avoid)
-            except exception.CapacityRefused as e:
-                if isinstance(races.last, promises.NoRoomInPlacement):
-                    # The ledger's answer without the hosts Placement
-                    # refused, and why Placement did.
-                    raise exception.CapacityRefused(
-                        '%s %s' % (e, races.last.message))
-                raise
-            first = None
-            if fresh is None:
-                # Freshness: what Placement changed on these providers
-                # since the mirror last read them is in the ledger now.
-                fresh = not self.mirror().refresh(self._ctx(), plan.amounts)
-                if not fresh:
-                    plan = self._place(request, start, end,
-                                       avoid_hosts=avoid)
-            with race:
-                db_claims.claim(self._ctx(), consumer, plan.amounts, start,
-                                end)
-                try:
-                    # Placement holds it from now on, unless instances
-                    # that run outside reservations took it: then
-                    # elsewhere.
-                    self.promises().sync(plan.amounts)
-                except Exception as e:
-                    # Claimed only if Placement holds it too: the next
-                    # attempt (other writers got there first, or no room
-                    # here) claims anew.
-                    db_claims.release(self._ctx(), consumer)
-                    if isinstance(e, promises.NoRoomInPlacement):
-                        LOG.info('Placement has no room for %s: %s',
-                                 consumer, e.message)
-                        avoid.update(plan.roots[rp]
-                                     for rp in e.kwargs['uuids']
-                                     if rp in plan.roots)
-                    raise
-                return plan
-        if isinstance(races.last, promises.NoRoomInPlacement):
-            raise exception.CapacityRefused(
-                'Cannot reserve %s from %s to %s: %s'
-                % (request.describe(), start, end, races.last.message))
-        raise self._refused(request, start, end, races.last)
 
     def reserve_resource(self, reservation_id, values):
         with reconcile.creation_of(self._ctx(), values.get('lease_id')), \
@@ -356,10 +238,11 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
     def _admit(self, reservation_id, values, params, start, end,
                project_id):
         quota.check_instance_reservation(project_id, params, start, end)
+        slot_claims = self.slot_claims()
         cached = self._cached_plan(self._plan_key(params, start, end))
-        request, first = cached or (self._slot_request(params), None)
-        plan = self._claim(reservation_id, request, start, end,
-                           first=first)
+        request, first = cached or (slot_claims.request(params), None)
+        plan = slot_claims.claim(reservation_id, request, start, end,
+                                 first=first)
         try:
             display = blazar_db.instance_reservation_create(dict(
                 params, reservation_id=reservation_id))
@@ -429,8 +312,8 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         held = db_claims.get_claims(self._ctx(), rid)
         written = set(held['amounts'])
         try:
-            slots = self._claim_again(row, params, changed, start, end,
-                                      held, written)
+            slots = self.slot_claims().claim_again(
+                row, params, changed, start, end, held, written)
         finally:
             self._promise_claims(rid, written)
         res_db.update(self._ctx(), rid, slots=slots, start_time=start,
@@ -451,63 +334,6 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             LOG.warning('Placement is not yet as the ledger is on %s after '
                         'the change of reservation %s: %s',
                         sorted(providers), rid, e.message)
-
-    def _claim_again(self, row, params, changed, start, end, held,
-                     written):
-        """Change the claim of a reservation not started yet; its new
-
-        slots (None: the same).
-
-        Placement is asked first to hold the new claim beside the old
-        (the higher of the two at each moment), and the ledger's claim
-        changes after, by compare-and-swap: the old claim is never let
-        go before Placement holds the new one, so no refusal has to put
-        back a claim whose capacity others may have taken meanwhile.
-        ``written`` gathers the providers whose promises were written.
-        """
-        rid = row['reservation_id']
-        ctx = self._ctx()
-
-        def move(amounts):
-            written.update(amounts)
-            self.promises().sync(written, proposed={
-                rid: (amounts, start, end)})
-            db_claims.change_claim(ctx, rid, amounts=amounts, start=start,
-                                   end=end)
-
-        if not changed:
-            try:
-                move(held['amounts'])
-                return None
-            except exception.PLAN_OUTDATED + (promises.NoRoomInPlacement,):
-                pass  # the slots' hosts are busy then: place them anew
-        overlaps = held['start'] < end and (
-            held['end'] is None or start < held['end'])
-        request = self._slot_request(params)
-        preferred = [s['host_uuid'] for s in row['slots']]
-        avoid = set()
-        races = admission.Races(
-            CONF.pcloud_instance.admission_retries + 1, rid,
-            lost_on=admission.LOST_RACE + (promises.NoRoomInPlacement,))
-        for race in races:
-            plan = self._place(
-                request, start, end,
-                discounted=held['amounts'] if overlaps else None,
-                consumer=rid, preferred=preferred, avoid_hosts=avoid)
-            with race:
-                move(plan.amounts)
-                return plan.slots()
-            # Taking our own claim out of the peaks was optimistic there,
-            # or boots outside reservations hold it: look elsewhere.
-            e = races.last
-            short = ([e.kwargs.get('provider')]
-                     if not isinstance(e, promises.NoRoomInPlacement)
-                     else e.kwargs['uuids'])
-            avoid.update(plan.roots[rp] for rp in short if rp in plan.roots)
-        if isinstance(races.last, promises.NoRoomInPlacement):
-            raise exception.CapacityRefused(
-                'Cannot change reservation %s: %s' % (rid, races.last.message))
-        raise self._refused(request, start, end, races.last)
 
     def _update_active(self, row, params, changed, start, end):
         rid = row['reservation_id']
@@ -575,21 +401,10 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         where = {True: {'only_hosts': hosts},
                  False: {'avoid_hosts': hosts},
                  None: {'preferred': sorted(hosts)}}[params['affinity']]
-        request = self._slot_request(params, amount=extra)
-        races = admission.Races(
-            CONF.pcloud_instance.admission_retries + 1, rid)
-        for race in races:
-            plan = self._place(
-                request, start, end, discounted=held['amounts'],
-                consumer=rid, held=held['amounts'], **where)
-            with race:
-                db_claims.change_claim(
-                    ctx, rid, start=start, end=end,
-                    amounts=slots_mod.merged_amounts(held['amounts'],
-                                                     plan.amounts))
-                break
-        else:
-            raise self._refused(request, start, end, races.last)
+        slot_claims = self.slot_claims()
+        plan = slot_claims.claim_beside(
+            rid, slot_claims.request(params, amount=extra), start, end,
+            held, held['amounts'], where)
         grown = slots_mod.grown(row['slots'], plan)
         res_db.update(ctx, rid, slots=grown, end_time=end,
                       amount=params['amount'])

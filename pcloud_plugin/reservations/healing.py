@@ -280,19 +280,10 @@ def _move_slots(plugin, row, movable, avoid):
         where = {'only_hosts': hosts - set(avoid)}
     else:
         where['preferred'] = sorted(hosts)
-    request = plugin._slot_request(params, amount=moving)
-    races = admission.Races(CONF.pcloud_instance.admission_retries + 1, rid)
-    for race in races:
-        plan = plugin._place(request, start, end,
-                             discounted=held['amounts'], consumer=rid,
-                             held=kept, **where)
-        with race:
-            db_claims.change_claim(
-                ctx, rid, amounts=slots_mod.merged_amounts(kept, plan.amounts),
-                start=start, end=end)
-            break
-    else:
-        raise plugin._refused(request, start, end, races.last)
+    slot_claims = plugin.slot_claims()
+    plan = slot_claims.claim_beside(
+        rid, slot_claims.request(params, amount=moving), start, end, held,
+        kept, where)
     slots = slots_mod.grown(staying, plan)
 
     def undo():
