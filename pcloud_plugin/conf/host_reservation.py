@@ -20,15 +20,13 @@ Nova is reached through [pcloud_nova] (conf/nova.py), the ledger through
 
 from oslo_config import cfg
 
+from pcloud_plugin.conf import ledger
+
 GROUP = 'pcloud_host'
 
 OPTS = [
-    cfg.IntOpt('admission_retries',
-               default=5, min=0,
-               help='How many times an admission that lost a race with a '
-                    'concurrent lease for the same hosts reads the ledger '
-                    'again and picks other hosts before the lease is '
-                    'refused.'),
+    ledger.admission_retries_opt(
+        'for the same hosts reads the ledger again and picks other hosts'),
     cfg.IntOpt('immediate_tolerance',
                default=120, min=0,
                help='Seconds after now within which the window of an '

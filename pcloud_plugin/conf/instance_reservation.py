@@ -20,14 +20,13 @@ Placement is reached through [pcloud_placement]; Nova through
 
 from oslo_config import cfg
 
+from pcloud_plugin.conf import ledger
+
 GROUP = 'pcloud_instance'
 
 OPTS = [
-    cfg.IntOpt('admission_retries',
-               default=5, min=0,
-               help='How many times an admission that lost a race with a '
-                    'concurrent lease re-reads the ledger and places its '
-                    'slots again before the lease is refused.'),
+    ledger.admission_retries_opt(
+        're-reads the ledger and places its slots again'),
     cfg.IntOpt('max_candidates',
                default=20000, min=1,
                help='Most allocation candidates the engine generates for '

@@ -23,3 +23,15 @@ OPTS = [
                     'generation race with a concurrent writer is retried '
                     'before it fails with ConcurrentUpdateDetected.'),
 ]
+
+
+def admission_retries_opt(replanned):
+    """[pcloud_host] and [pcloud_instance] admission_retries: how many
+
+    times an admission that lost a race plans again; ``replanned`` says
+    what planning again does for that kind of reservation.
+    """
+    return cfg.IntOpt(
+        'admission_retries', default=5, min=0,
+        help='How many times an admission that lost a race with a '
+             'concurrent lease %s before the lease is refused.' % replanned)

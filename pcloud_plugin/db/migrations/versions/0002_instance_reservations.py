@@ -21,6 +21,8 @@ Create Date: 2026-11-29
 from alembic import op
 import sqlalchemy as sa
 
+from pcloud_plugin.db.migrations import reservation_tables
+
 revision = '0002_instance_reservations'
 down_revision = '0001_initial'
 branch_labels = None
@@ -30,12 +32,7 @@ depends_on = None
 def upgrade():
     op.create_table(
         'pcloud_instance_reservations',
-        sa.Column('created_at', sa.DateTime),
-        sa.Column('updated_at', sa.DateTime),
-        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('reservation_id', sa.String(36), nullable=False),
-        sa.Column('lease_id', sa.String(36), nullable=False),
-        sa.Column('project_id', sa.String(255)),
+        *reservation_tables.head_columns(),
         sa.Column('resource_id', sa.String(36)),
         sa.Column('vcpus', sa.Integer, nullable=False),
         sa.Column('memory_mb', sa.Integer, nullable=False),
@@ -43,18 +40,12 @@ def upgrade():
         sa.Column('amount', sa.Integer, nullable=False),
         sa.Column('affinity', sa.Boolean),
         sa.Column('resource_properties', sa.Text),
-        sa.Column('start_time', sa.DateTime, nullable=False),
-        sa.Column('end_time', sa.DateTime, nullable=False),
-        sa.Column('state', sa.String(16), nullable=False),
+        *reservation_tables.window_columns(),
         sa.Column('resource_class', sa.String(255), nullable=False),
         sa.Column('flavor_id', sa.String(36)),
         sa.Column('aggregate_id', sa.Integer),
         sa.Column('server_group_id', sa.String(36)),
-        sa.UniqueConstraint(
-            'reservation_id',
-            name='uniq_pcloud_instance_reservations0reservation_id'),
-        sa.Index('pcloud_instance_reservations_lease_id_idx', 'lease_id'),
-        sa.Index('pcloud_instance_reservations_state_idx', 'state'),
+        *reservation_tables.lookups('pcloud_instance_reservations'),
         mysql_engine='InnoDB', mysql_charset='utf8mb4')
     op.create_table(
         'pcloud_instance_reservation_slots',

@@ -21,6 +21,8 @@ Create Date: 2026-11-22
 from alembic import op
 import sqlalchemy as sa
 
+from pcloud_plugin.db.migrations import reservation_tables
+
 revision = '0003_host_reservations'
 down_revision = '0002_instance_reservations'
 branch_labels = None
@@ -30,12 +32,7 @@ depends_on = None
 def upgrade():
     op.create_table(
         'pcloud_host_reservations',
-        sa.Column('created_at', sa.DateTime),
-        sa.Column('updated_at', sa.DateTime),
-        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('reservation_id', sa.String(36), nullable=False),
-        sa.Column('lease_id', sa.String(36), nullable=False),
-        sa.Column('project_id', sa.String(255)),
+        *reservation_tables.head_columns(),
         sa.Column('pcloud_id', sa.String(36), nullable=False),
         sa.Column('host_flavor', sa.String(64), nullable=False),
         sa.Column('amount', sa.Integer, nullable=False),
@@ -44,15 +41,9 @@ def upgrade():
         sa.Column('lease_type', sa.String(16), nullable=False),
         sa.Column('timeout', sa.Integer),
         sa.Column('deadline', sa.DateTime),
-        sa.Column('start_time', sa.DateTime, nullable=False),
-        sa.Column('end_time', sa.DateTime, nullable=False),
-        sa.Column('state', sa.String(16), nullable=False),
+        *reservation_tables.window_columns(),
         sa.Column('aggregate_id', sa.Integer),
-        sa.UniqueConstraint(
-            'reservation_id',
-            name='uniq_pcloud_host_reservations0reservation_id'),
-        sa.Index('pcloud_host_reservations_lease_id_idx', 'lease_id'),
-        sa.Index('pcloud_host_reservations_state_idx', 'state'),
+        *reservation_tables.lookups('pcloud_host_reservations'),
         mysql_engine='InnoDB', mysql_charset='utf8mb4')
     op.create_table(
         'pcloud_host_reservation_hosts',
