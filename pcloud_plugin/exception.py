@@ -121,6 +121,14 @@ class UpdateRefused(Conflict):
     msg_fmt = '%(reason)s'
 
 
+class EventFailed(PcloudException):
+    """A reservation's start or end could not be carried out: the lease
+
+    goes to ERROR (the Blazar adapter raises Blazar's EventError).
+    """
+    msg_fmt = '%(error)s'
+
+
 class CapacityExceeded(Conflict):
     """A claim does not fit in part of its window."""
     msg_fmt = ('Provider %(provider)s is short of %(resource_class)s at '

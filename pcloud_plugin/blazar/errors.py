@@ -31,7 +31,6 @@ choosing the enabled ones, so whichever of our plugins is enabled).
 """
 
 import contextlib
-import time
 
 from blazar import exceptions as blazar_exc
 from blazar.manager import exceptions as mgr_exc
@@ -40,12 +39,9 @@ from oslo_log import log as logging
 
 from pcloud_plugin import clients
 from pcloud_plugin import exception
-from pcloud_plugin.pcloud import cloud as cloud_mod
 
 CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
-# patiently()'s wait between tries (the tests' hook).
-_sleep = time.sleep
 UNREACHABLE = 'Nova or Placement cannot be reached; try again later.'
 # Raised when they cannot be: by keystoneauth, or by the Pcloud service
 # (which our plugins also call) that wraps it.
@@ -160,23 +156,13 @@ def admission_refusals():
         raise CloudUnreachable() from e
 
 
-def patiently(what, func, *args):
-    """``func(*args)``, tried again while Nova or Placement cannot be
+@contextlib.contextmanager
+def event_failures():
+    """Around a reservation's start or end: the domain's EventFailed is
 
-    reached, for up to ``[pcloud] unreachable_patience`` seconds: a lease
-    start that meets their restart waits it out instead of sending the
-    lease to ERROR. ``func`` must be safe to run again after a failure
-    midway (each step records what it made).
+    Blazar's EventError, with the same message.
     """
-    deadline = time.monotonic() + CONF.pcloud.unreachable_patience
-    delay = 1
-    while True:
-        try:
-            return func(*args)
-        except Exception as e:
-            if (not cloud_mod.unreachable(e)
-                    or time.monotonic() + delay > deadline):
-                raise
-            LOG.warning('%s: %s; trying again in %ds', what, e, delay)
-            _sleep(delay)
-            delay = min(delay * 2, 10)
+    try:
+        yield
+    except exception.EventFailed as e:
+        raise mgr_exc.EventError(error=e.message) from e

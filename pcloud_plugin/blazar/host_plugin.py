@@ -52,7 +52,7 @@ seeds/000 names hosts, and a per-reservation aggregate
 ``pcloud-lease:<reservation id>`` with ``filter_lease_id=<lease id>``
 (seeds/001). At end they are disabled, leave both and the claim is
 released; their instances keep running, but nothing new is scheduled on
-them (blazar.host_lifecycle, which also finishes what crashes left).
+them (reservations.host_lifecycle, which also finishes what crashes left).
 
 The state of each reservation is in the ledger's pcloud_host_reservations
 table (INACTIVE, IN-PROGRESS, ACTIVE, TIMEDOUT, ENDED) and in Blazar's
@@ -73,7 +73,6 @@ from oslo_utils import excutils
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin import conf
@@ -89,6 +88,7 @@ from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_claims
+from pcloud_plugin.reservations import host_lifecycle
 from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import host_resize
 from pcloud_plugin.reservations import host_vacate

@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import lease_flags
 from pcloud_plugin.blazar import monitor
+from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import mirror as mirror_mod
 from pcloud_plugin.cloud import resources
@@ -43,8 +44,11 @@ class LedgerHostsPlugin(base.BasePlugin):
     """A Blazar plugin whose resources are hosts of the ledger."""
 
     query_options = {QUERY_TYPE_ALLOCATION: ['lease_id', 'reservation_id']}
-    # What healing reads and marks on Blazar's leases.
+    # The ports the reservation domain reaches Blazar's records through:
+    # what healing reads and marks on leases, and the repair of leases,
+    # events and intents after crashes (reservations' lifecycles).
     lease_flags = lease_flags
+    reconciler = reconcile
 
     def __init__(self, periodic):
         """:param periodic: (task, its interval in seconds) the plugin's
@@ -59,6 +63,24 @@ class LedgerHostsPlugin(base.BasePlugin):
              lambda: CONF.pcloud.placement_mirror_interval),
             healer=self.heal)
         self._novaclient = None
+
+    def on_start(self, resource_id):
+        """Blazar's start of a reservation: the lifecycle's, whose
+
+        failure is Blazar's EventError (the lease goes to ERROR).
+        """
+        with errors.event_failures():
+            return self.start_reservation(resource_id)
+
+    def on_end(self, resource_id):
+        with errors.event_failures():
+            return self.end_reservation(resource_id)
+
+    def start_reservation(self, resource_id):
+        raise NotImplementedError()
+
+    def end_reservation(self, resource_id):
+        raise NotImplementedError()
 
     def novaclient(self):
         """python-novaclient as the plugin's admin ([pcloud_nova])."""

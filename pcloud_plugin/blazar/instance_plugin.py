@@ -28,7 +28,7 @@ slot; a plan that lost such a race is made again from a fresh read.
 At start the reservation's Nova and Placement objects are made
 (cloud.resources); at end they are removed and the claim released.
 Instances booted into the reservation keep running (seeds/001). That
-life after admission is blazar.instance_lifecycle's.
+life after admission is reservations.instance_lifecycle's.
 
 Blazar's own instance_reservations row is kept as the display record, so
 that the lease API shows vcpus, memory_mb, disk_gb, amount, affinity and
@@ -49,7 +49,6 @@ from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
-from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
@@ -61,6 +60,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import instance_claims
+from pcloud_plugin.reservations import instance_lifecycle
 from pcloud_plugin.reservations import slots as slots_mod
 from pcloud_plugin.reservations import terms
 
@@ -424,6 +424,12 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
         self._notify_change(row, held, start)
 
     # --- what Blazar shows -----------------------------------------------
+
+    def _show_started(self, resource_id, row):
+        blazar_db.instance_reservation_update(resource_id, {
+            'flavor_id': row['reservation_id'],
+            'aggregate_id': row['aggregate_id'],
+            'server_group_id': row['server_group_id']})
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         found = collections.defaultdict(list)

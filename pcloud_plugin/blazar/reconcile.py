@@ -58,15 +58,15 @@ _RESERVATION_ID = re.compile(
 # Our reservation tables; each has list_reservations(lease_id=) and delete.
 _TABLES = (res_db, host_db)
 
-LEASE_START = 'lease-start'
-LEASE_END = 'lease-end'
 # Per operation: Blazar's event type, the lease status before it, and the
 # reservation statuses after and before it.
 _EVENTS = {
-    LEASE_START: ('start_lease', status.lease.PENDING,
-                  status.reservation.ACTIVE, status.reservation.PENDING),
-    LEASE_END: ('end_lease', status.lease.ACTIVE,
-                status.reservation.DELETED, status.reservation.ACTIVE),
+    intents.LEASE_START: ('start_lease', status.lease.PENDING,
+                          status.reservation.ACTIVE,
+                          status.reservation.PENDING),
+    intents.LEASE_END: ('end_lease', status.lease.ACTIVE,
+                        status.reservation.DELETED,
+                        status.reservation.ACTIVE),
 }
 
 
@@ -204,11 +204,12 @@ def recover_events(ctx, resource_type, undo_failed_start, notifier,
             return ('its process died: Blazar runs the %s of lease %s '
                     'again' % (event['event_type'],
                                intent['details']['lease_id']))
-        if intent['operation'] == LEASE_START:
+        if intent['operation'] == intents.LEASE_START:
             return undo_failed_start(intent)
         return None
 
-    found = [i for i in intents.list_intents(ctx, (LEASE_START, LEASE_END))
+    found = [i for i in intents.list_intents(
+        ctx, (intents.LEASE_START, intents.LEASE_END))
              if i['details'].get('resource_type') == resource_type]
     return intents.recover(ctx, found, handle, notifier)
 
@@ -379,8 +380,8 @@ def _unstick(ctx, lease):
         stable = status.lease.derive_stable_status(lease_id)
         blazar_db.lease_update(lease_id, {'status': stable})
         return ['its update died: back to %s' % stable]
-    operation = (LEASE_START if state == status.lease.STARTING
-                 else LEASE_END)
+    operation = (intents.LEASE_START if state == status.lease.STARTING
+                 else intents.LEASE_END)
     if any(i['details'].get('lease_id') == lease_id
            for i in intents.list_intents(ctx, (operation,))):
         return []  # recover_events', which knows whether it still runs

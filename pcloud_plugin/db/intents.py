@@ -40,6 +40,10 @@ from pcloud_plugin.db import models
 
 LOG = logging.getLogger(__name__)
 _INTENT = models.Intent.__table__
+# The operations of a lease event (their intents' names): a reservation's
+# start and its end.
+LEASE_START = 'lease-start'
+LEASE_END = 'lease-end'
 # A recover() handler's answer: the operation may still be running, look
 # again.
 KEEP = object()

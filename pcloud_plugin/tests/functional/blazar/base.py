@@ -319,7 +319,7 @@ class BlazarTestCase(base.LedgerTestCase):
             waits.append(seconds)
             self.nova.failures.pop(call, None)
         self.useFixture(fixtures.MockPatch(
-            'pcloud_plugin.blazar.errors._sleep', side_effect=nova_back))
+            'pcloud_plugin.cloud.patience._sleep', side_effect=nova_back))
         return waits
 
     def start(self, lease_id):

@@ -28,13 +28,13 @@ from blazarclient import exception as client_exc
 import fixtures
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin import faults
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_lifecycle
 from pcloud_plugin.reservations import host_resize
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin as hosts

@@ -39,7 +39,6 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import host_lifecycle
 from pcloud_plugin.blazar import host_plugin
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
@@ -47,6 +46,7 @@ from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.reservations import host_lifecycle
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.tests.functional.blazar import base
 

@@ -31,12 +31,12 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import instance_lifecycle
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.reservations import instance_lifecycle
 from pcloud_plugin.tests.functional.blazar import base
 
 

@@ -33,9 +33,9 @@ import fixtures
 from oslo_messaging.notify import _impl_test
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import intents
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import faults
@@ -351,7 +351,7 @@ class CrashTests(hosts.HostLeaseTestCase):
         row = res_db.get(self.context, rid)
 
         def die(operation, name):
-            if (operation, name) == (reconcile.LEASE_END, 'release'):
+            if (operation, name) == (intents.LEASE_END, 'release'):
                 raise _Killed()
         # The process dies once the end is sent, before the release.
         with fixtures.MockPatchObject(faults, 'step', side_effect=die):

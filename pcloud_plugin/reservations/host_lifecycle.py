@@ -16,15 +16,16 @@
 the pcloud and the lease's aggregate at start, leaving them at end, and
 what crashes left halfway (reconcile, sweep). Mixed into
 blazar.host_plugin.PcloudHostPlugin, whose helpers (nova, pclouds,
-_ctx, _mark_reservation, _notify, ...) it uses.
+_ctx, _mark_reservation, _notify, ...) it uses; Blazar's leases and
+events are reached through the plugin's ``reconciler`` port
+(blazar.reconcile). A start or end that fails raises
+exception.EventFailed: the adapter's on_start/on_end make it Blazar's.
 """
 
-from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 
-from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.cloud import patience
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin.db import claims as db_claims
@@ -51,7 +52,7 @@ class Lifecycle(object):
     def _lease_aggregate(self, row):
         if row['aggregate_id']:
             return row['aggregate_id']
-        faults.step(reconcile.LEASE_START, 'aggregate')
+        faults.step(intents.LEASE_START, 'aggregate')
         nova_objects = resources.NovaObjects(self.nova())
         # The window too: the PcloudFilter lets boots in only within it.
         metadata = codec.lease_window_metadata(
@@ -82,10 +83,10 @@ class Lifecycle(object):
                 names = {codec.host_key(host['name']): host['host_name'],
                          codec.host_state_key(host['host_name']):
                              codec.ENABLED}
-                faults.step(reconcile.LEASE_START, 'name')
+                faults.step(intents.LEASE_START, 'name')
                 nova.aggregates.set_metadata(pcloud.id, names)
                 try:
-                    faults.step(reconcile.LEASE_START, 'add')
+                    faults.step(intents.LEASE_START, 'add')
                     self._add_host(pcloud.id, host['service_host'])
                 except Exception:
                     try:
@@ -95,14 +96,14 @@ class Lifecycle(object):
                         LOG.exception('Could not forget host %s in pcloud '
                                       '%s', host['name'], row['pcloud_id'])
                     raise
-                faults.step(reconcile.LEASE_START, 'joined')
+                faults.step(intents.LEASE_START, 'joined')
                 host_db.set_joined(self._ctx(), row['reservation_id'],
                                    host['host_uuid'], True)
                 host['joined'] = True
             # The pcloud's allocation ratios while it is in it (again
             # after a crash: it is safe to).
             self.pclouds().lend_ratios(pcloud, host['host_name'])
-            faults.step(reconcile.LEASE_START, 'lease-aggregate')
+            faults.step(intents.LEASE_START, 'lease-aggregate')
             self._add_host(lease_agg, host['service_host'])
 
     def _add_host(self, aggregate_id, host):
@@ -135,23 +136,23 @@ class Lifecycle(object):
                 continue
             try:
                 if pcloud is not None:
-                    faults.step(reconcile.LEASE_END, 'disable')
+                    faults.step(intents.LEASE_END, 'disable')
                     nova.aggregates.set_metadata(pcloud.id, {
                         codec.host_state_key(host['host_name']):
                             codec.DISABLED})
                     self.pclouds().restore_ratios(pcloud,
                                                   host['host_name'])
-                    faults.step(reconcile.LEASE_END, 'remove')
+                    faults.step(intents.LEASE_END, 'remove')
                     try:
                         nova.aggregates.remove_host(pcloud.id,
                                                     host['service_host'])
                     except nova_client.NotFound:
                         pass
-                    faults.step(reconcile.LEASE_END, 'forget')
+                    faults.step(intents.LEASE_END, 'forget')
                     nova.aggregates.set_metadata(pcloud.id, {
                         codec.host_key(host['name']): None,
                         codec.host_state_key(host['host_name']): None})
-                faults.step(reconcile.LEASE_END, 'left')
+                faults.step(intents.LEASE_END, 'left')
                 host_db.set_joined(self._ctx(), row['reservation_id'],
                                    host['host_uuid'], False)
                 host['joined'] = False
@@ -162,7 +163,7 @@ class Lifecycle(object):
                 done = False
         if row['aggregate_id']:
             try:
-                faults.step(reconcile.LEASE_END, 'aggregate')
+                faults.step(intents.LEASE_END, 'aggregate')
                 resources.NovaObjects(nova).delete_aggregate(
                     row['aggregate_id'])
                 host_db.update(self._ctx(), row['reservation_id'],
@@ -200,21 +201,21 @@ class Lifecycle(object):
         """
         rid = row['reservation_id']
         ctx = self._ctx()
-        waiting, row = errors.patiently(
+        waiting, row = patience.patiently(
             'Emptying the hosts of reservation %s' % rid, self._hosts_ready,
             rid, previous or row['state'], previous or host_db.INACTIVE)
         if waiting:
             return waiting
         try:
-            errors.patiently('Starting host reservation %s' % rid,
-                             self._join, row)
+            patience.patiently('Starting host reservation %s' % rid,
+                               self._join, row)
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             self._leave(host_db.get(ctx, rid))
-            raise mgr_exc.EventError(
+            raise exception.EventFailed(
                 error='Nova failed while starting host reservation %s: %s'
                       % (rid, e))
-        faults.step(reconcile.LEASE_START, 'active')
+        faults.step(intents.LEASE_START, 'active')
         host_db.update(ctx, rid, state=host_db.ACTIVE)
         self._mark_reservation(rid, missing_resources=False)
         self._notify(rid, previous or row['state'],
@@ -243,36 +244,37 @@ class Lifecycle(object):
         try:
             return host_db.get(self._ctx(), resource_id)
         except host_db.HostReservationNotFound as e:
-            raise mgr_exc.EventError(error=e.message)
+            raise exception.EventFailed(error=e.message)
 
     def _record(self, operation, row):
-        reconcile.record_event(self._ctx(), operation, row['reservation_id'],
-                               row['lease_id'], self.resource_type)
+        self.reconciler.record_event(
+            self._ctx(), operation, row['reservation_id'], row['lease_id'],
+            self.resource_type)
 
-    def on_start(self, resource_id):
+    def start_reservation(self, resource_id):
         self._end_overdue()
         row = self._row(resource_id)
-        self._record(reconcile.LEASE_START, row)
+        self._record(intents.LEASE_START, row)
         if row['state'] == host_db.INACTIVE:
             try:
                 self._activate(row)
             except exception.CapacityRefused as e:
                 # Too few empty hosts for it (reservations.host_vacate).
-                raise mgr_exc.EventError(error=e.message) from e
+                raise exception.EventFailed(error=e.message) from e
         elif row['state'] == host_db.ACTIVE:
             # Run again after a crash left Blazar's side unfinished.
             self._join(row)
         elif row['state'] == host_db.IN_PROGRESS:
             if self._try_waiting(row, True) == host_db.TIMEDOUT:
-                raise mgr_exc.EventError(
+                raise exception.EventFailed(
                     error='BEST-EFFORT reservation %s timed out'
                     % resource_id)
         else:
-            raise mgr_exc.EventError(
+            raise exception.EventFailed(
                 error='Host reservation %s cannot start from %s'
                 % (resource_id, row['state']))
 
-    def on_end(self, resource_id):
+    def end_reservation(self, resource_id):
         ctx = self._ctx()
         try:
             row = host_db.get(ctx, resource_id)
@@ -281,13 +283,13 @@ class Lifecycle(object):
             return
         if row['state'] == host_db.ENDED:
             return
-        self._record(reconcile.LEASE_END, row)
+        self._record(intents.LEASE_END, row)
         self._leave(row)
         if row['state'] == host_db.ACTIVE:
             self._notify_end(row)
-        faults.step(reconcile.LEASE_END, 'release')
+        faults.step(intents.LEASE_END, 'release')
         db_claims.release(ctx, resource_id)
-        faults.step(reconcile.LEASE_END, 'ended')
+        faults.step(intents.LEASE_END, 'ended')
         host_db.update(ctx, resource_id, state=host_db.ENDED)
         if row['state'] != host_db.ACTIVE:
             self._notify(resource_id, row['state'])
@@ -301,12 +303,12 @@ class Lifecycle(object):
         need their hosts; Blazar's own end then finds them ended. One that
         cannot end now is left to its own end event.
         """
-        for row in reconcile.overdue_rows(host_db.list_reservations(
+        for row in self.reconciler.overdue_rows(host_db.list_reservations(
                 self._ctx(), states=(host_db.ACTIVE,))):
             LOG.info('Host reservation %s is past its end, which Blazar '
                      'has not run yet; ending it', row['reservation_id'])
             try:
-                self.on_end(row['reservation_id'])
+                self.end_reservation(row['reservation_id'])
             except Exception:
                 LOG.exception('Could not end host reservation %s; its end '
                               'event will', row['reservation_id'])
@@ -333,16 +335,16 @@ class Lifecycle(object):
         """
         ctx = self._ctx()
         older_than = intents.since(CONF.pcloud.operation_timeout)
-        done = reconcile.recover_events(ctx, self.resource_type,
-                                        self._undo_failed_start,
-                                        self.notifier, older_than)
+        done = self.reconciler.recover_events(
+            ctx, self.resource_type, self._undo_failed_start, self.notifier,
+            older_than)
         done.update(intents.recover(
             ctx, intents.interrupted(
                 ctx, (pcloud_service.ALLOCATE, pcloud_service.RELEASE),
                 older_than),
             self.pclouds().recover, self.notifier, take_first=True))
         done.update(host_resize.recover(self, ctx, older_than))
-        reconcile.repair_leases(ctx, intents.since(
+        self.reconciler.repair_leases(ctx, intents.since(
             CONF.pcloud.lease_transition_timeout))
         return done
 
@@ -368,7 +370,7 @@ class Lifecycle(object):
         """
         ctx = self._ctx()
         rows = host_db.list_reservations(ctx)
-        for row in reconcile.orphan_rows(
+        for row in self.reconciler.orphan_rows(
                 [r for r in rows if r['state'] != host_db.ENDED]):
             rid = row['reservation_id']
             LOG.warning('Host reservation %s is gone from Blazar; ending '
@@ -385,4 +387,4 @@ class Lifecycle(object):
                     any(h['joined'] for h in row['hosts']) or
                     row['aggregate_id']):
                 self._leave(row)
-        reconcile.release_orphan_claims(ctx)
+        self.reconciler.release_orphan_claims(ctx)

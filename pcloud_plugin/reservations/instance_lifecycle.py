@@ -17,19 +17,20 @@ flavor, server group and aggregate made at start (Nova side effects),
 its slots held while it runs and given back at end (what still runs
 keeps its share), and what crashes left halfway (sweep, reconcile).
 Mixed into blazar.instance_plugin.VirtualInstancePlugin, whose helpers
-(nova, promises, _ctx, _claim, _notify_change, ...) it uses.
+(nova, promises, _ctx, slot_claims, _notify_change, ...) it uses;
+Blazar's leases and events are reached through the plugin's
+``reconciler`` port (blazar.reconcile), its display record through
+``_show_started``. A start that fails raises exception.EventFailed: the
+adapter's on_start makes it Blazar's.
 """
 
 import collections
 import time
 
-from blazar.db import api as blazar_db
-from blazar.manager import exceptions as mgr_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from pcloud_plugin.blazar import errors
-from pcloud_plugin.blazar import reconcile
+from pcloud_plugin.cloud import patience
 from pcloud_plugin.cloud import promises as promises_mod
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
@@ -231,10 +232,10 @@ class Lifecycle(object):
         ctx = self._ctx()
         rid = row['reservation_id']
         nova = self.nova()
-        faults.step(reconcile.LEASE_START, 'slots')
+        faults.step(intents.LEASE_START, 'slots')
         self._place_slots(row)
         if not row['aggregate_id']:
-            faults.step(reconcile.LEASE_START, 'aggregate')
+            faults.step(intents.LEASE_START, 'aggregate')
             metadata = {resources.RESERVATION_KEY: rid}
             row['aggregate_id'] = nova.create_aggregate(
                 resources.flavor_name(rid), metadata)
@@ -242,7 +243,7 @@ class Lifecycle(object):
         for slot in row['slots']:
             self._join(row['aggregate_id'], slot)
         if row['affinity'] is not None and not row['server_group_id']:
-            faults.step(reconcile.LEASE_START, 'server-group')
+            faults.step(intents.LEASE_START, 'server-group')
             # In the lessee's project: Nova shows a server group (and takes
             # it as a boot's hint) only to its own project.
             row['server_group_id'] = self.lessee_nova().create_server_group(
@@ -268,7 +269,7 @@ class Lifecycle(object):
         if row['server_group_id']:
             extra_specs[AFFINITY_KEY] = row['server_group_id']
         # Last, so the flavor shows up only once all it relies on exists.
-        faults.step(reconcile.LEASE_START, 'flavor')
+        faults.step(intents.LEASE_START, 'flavor')
         res_db.update(ctx, rid, flavor_id=rid)
         nova.create_flavor(rid, resources.flavor_name(rid), row['vcpus'],
                            row['memory_mb'], row['disk_gb'], extra_specs,
@@ -331,13 +332,13 @@ class Lifecycle(object):
         except Exception:
             LOG.exception('Sweep failed; the next one tries again')
 
-    def on_start(self, resource_id):
+    def start_reservation(self, resource_id):
         self._sweep_aside()
         ctx = self._ctx()
         try:
             row = res_db.get_by_resource_id(ctx, resource_id)
         except res_db.ReservationNotFound as e:
-            raise mgr_exc.EventError(error=e.message)
+            raise exception.EventFailed(error=e.message)
         rid = row['reservation_id']
         if _ended(db_claims.get_claims(ctx, rid)):
             # A start run again after its end came (its first try died):
@@ -345,11 +346,11 @@ class Lifecycle(object):
             LOG.info('Reservation %s ended before its start ran; nothing '
                      'to start', rid)
             return
-        reconcile.record_event(ctx, reconcile.LEASE_START, rid,
-                               row['lease_id'], self.resource_type)
+        self.reconciler.record_event(ctx, intents.LEASE_START, rid,
+                                     row['lease_id'], self.resource_type)
         try:
-            errors.patiently('Starting reservation %s' % rid,
-                             self._make_objects, row)
+            patience.patiently('Starting reservation %s' % rid,
+                               self._make_objects, row)
         except Exception as e:
             LOG.exception('Starting reservation %s failed; undoing it', rid)
             try:
@@ -358,20 +359,25 @@ class Lifecycle(object):
             except Exception:
                 LOG.exception('Could not undo reservation %s; its end or '
                               'deletion will retry', rid)
-            raise mgr_exc.EventError(
+            raise exception.EventFailed(
                 error='Nova or Placement failed while starting reservation '
                       '%s: %s' % (rid, e))
-        faults.step(reconcile.LEASE_START, 'active')
+        faults.step(intents.LEASE_START, 'active')
         res_db.update(ctx, rid, state=res_db.ACTIVE)
-        blazar_db.instance_reservation_update(resource_id, {
-            'flavor_id': rid, 'aggregate_id': row['aggregate_id'],
-            'server_group_id': row['server_group_id']})
+        self._show_started(resource_id, row)
         row = res_db.get(ctx, rid)
         self.notifier.reservation_started(
             self._notify_ctx(row), row, usage_records.held_since(
                 db_claims.get_claims(ctx, rid), row['start_time']))
 
-    def on_end(self, resource_id):
+    def _show_started(self, resource_id, row):
+        """What Blazar shows of a started reservation: the flavor,
+
+        aggregate and server group made for it (the adapter's).
+        """
+        raise NotImplementedError()
+
+    def end_reservation(self, resource_id):
         ctx = self._ctx()
         try:
             row = res_db.get_by_resource_id(ctx, resource_id)
@@ -379,9 +385,9 @@ class Lifecycle(object):
             LOG.info('Reservation with resource %s already ended',
                      resource_id)
             return
-        reconcile.record_event(ctx, reconcile.LEASE_END,
-                               row['reservation_id'], row['lease_id'],
-                               self.resource_type)
+        self.reconciler.record_event(ctx, intents.LEASE_END,
+                                     row['reservation_id'], row['lease_id'],
+                                     self.resource_type)
         try:
             self._finish(row)
         except res_db.ReservationNotFound:
@@ -410,7 +416,7 @@ class Lifecycle(object):
                 self._notify_ctx(row), row,
                 usage_records.held_since(claims, row['start_time']),
                 usage_records.held_until(claims))
-        faults.step(reconcile.LEASE_END, 'release')
+        faults.step(intents.LEASE_END, 'release')
         try:
             gone, still = self._keep_what_runs(row)
         except Exception:
@@ -420,13 +426,13 @@ class Lifecycle(object):
                           '%s; it will be retried', rid)
             gone, still = False, None
         try:
-            faults.step(reconcile.LEASE_END, 'remove')
+            faults.step(intents.LEASE_END, 'remove')
             gone = self._remove_objects(row) and gone
         except Exception:
             LOG.exception('Clean-up of reservation %s failed; it will be '
                           'retried', rid)
             gone = False
-        faults.step(reconcile.LEASE_END, 'ended')
+        faults.step(intents.LEASE_END, 'ended')
         if gone:
             res_db.delete(ctx, rid)
         else:
@@ -491,21 +497,21 @@ class Lifecycle(object):
         """
         ctx = self._ctx()
         older_than = intents.since(CONF.pcloud.operation_timeout)
-        reconcile.recover_events(
+        self.reconciler.recover_events(
             ctx, self.resource_type, self._undo_failed_start, self.notifier,
             older_than)
-        reconcile.repair_leases(ctx, intents.since(
+        self.reconciler.repair_leases(ctx, intents.since(
             CONF.pcloud.lease_transition_timeout))
         live = [row for row in res_db.list_reservations(ctx)
                 if row['state'] != res_db.ENDING]
-        for row in reconcile.orphan_rows(live):
+        for row in self.reconciler.orphan_rows(live):
             LOG.warning('Reservation %s is gone from Blazar; ending it',
                         row['reservation_id'])
             try:
                 self._finish(row)
             except res_db.ReservationNotFound:
                 pass  # another sweep, or its end, finished it meanwhile
-        for row in reconcile.overdue_rows(
+        for row in self.reconciler.overdue_rows(
                 [row for row in live if row['state'] == res_db.ACTIVE]):
             # Its end, before the start that needs its capacity; Blazar's
             # own end then finds it ended.
@@ -515,7 +521,7 @@ class Lifecycle(object):
                 self._finish(row)
             except res_db.ReservationNotFound:
                 pass  # its end, or another sweep, finished it meanwhile
-        reconcile.release_orphan_claims(ctx)
+        self.reconciler.release_orphan_claims(ctx)
         for row in res_db.list_reservations(ctx, state=res_db.ENDING):
             try:
                 if self._finish(row):
