@@ -230,6 +230,15 @@ class NoFreeHost(Conflict):
     msg_fmt = 'No free host of host flavor %(flavor_id)s%(where)s%(why)s.'
 
 
+class QuotaRefused(PcloudException):
+    """A reservation would take its project over a limit: the message
+
+    says which, and by how much (the Blazar adapter answers 403).
+    """
+    msg_fmt = '%(reason)s'
+    code = 403
+
+
 class QuotaExceeded(PcloudException):
     msg_fmt = ('Project %(project_id)s would hold %(requested)d quota '
                'units, over its limit of %(limit)d.')

@@ -39,6 +39,7 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import locks
 from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -184,11 +185,7 @@ def serialized(project_id, resources, limits=None):
 
 
 def _refuse(project_id, resource, limit, peak, at, asked):
-    # Imported here: Blazar's modules register options at import (its
-    # [DEFAULT] host among them) that processes importing the pcloud
-    # service without Blazar's manager must not get.
-    from pcloud_plugin.blazar import errors
-    raise errors.QuotaRefused(reason=(
+    raise exception.QuotaRefused(reason=(
         'Quota exceeded for project %(project)s: %(resource)s limit is '
         '%(limit)d; %(held)d held at the peak (%(at)s), %(asked)d more '
         'requested.' % {'project': project_id, 'resource': resource,

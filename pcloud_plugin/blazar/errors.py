@@ -115,7 +115,7 @@ def update_refusals():
         with _bad_terms():
             yield
     except (exception.CapacityRefused, exception.UpdateRefused,
-            QuotaRefused, exception.CapacityExceeded,
+            exception.QuotaRefused, exception.CapacityExceeded,
             exception.ConcurrentUpdateDetected) as e:
         # The ledger's own refusal, should one reach here: a 409, not a
         # lease in ERROR.
@@ -151,6 +151,8 @@ def admission_refusals():
             yield
     except exception.CapacityRefused as e:
         raise _blazar_refusal(e) from e
+    except exception.QuotaRefused as e:
+        raise QuotaRefused(reason=e.message) from e
     except UNREACHABLE_ERRORS as e:
         LOG.warning('Reservation refused: %s', e)
         raise CloudUnreachable() from e

@@ -172,9 +172,9 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 project_id, params['host_flavor'], params['amount'], start,
                 end, exclude=exclude)
         except exception.QuotaExceeded as e:
-            raise errors.QuotaRefused(reason='Cannot reserve %s from %s to '
-                                      '%s: %s' % (asked.describe(params),
-                                                  start, end, e.message))
+            raise exception.QuotaRefused(
+                reason='Cannot reserve %s from %s to %s: %s'
+                % (asked.describe(params), start, end, e.message))
 
     def _mark_reservation(self, reservation_id, **values):
         try:

@@ -43,6 +43,15 @@ ALLOWED = {
 }
 # Packages that import no service library at all.
 PURE = ('pcloud_plugin.capacity', 'pcloud_plugin.reservations')
+# The packages top to bottom, as the layout page's table has them: a
+# module imports modules of its own package and of those below, never
+# above. The sandbox runs everything and is started by one console
+# script (SANDBOX_SCRIPT) only.
+LAYERS = (('scheduler',), ('blazar',), ('cmd', 'osc'), ('reservations',),
+          ('cloud',), ('pcloud',), ('clients', 'quota'), ('db',),
+          ('capacity',), ('conf', 'policies', 'notifications', 'exception',
+                          'context', 'faults'))
+SANDBOX_SCRIPT = 'pcloud_plugin.cmd.sandbox'
 
 
 def _modules():
@@ -99,6 +108,33 @@ def _within(module, packages):
 
 def _library(name):
     return name.split('.')[0]
+
+
+def _package(module):
+    """The package of ours a module is in (``blazar`` for
+
+    pcloud_plugin.blazar.api.v1; ``quota`` for pcloud_plugin.quota).
+    """
+    return module.split('.')[1] if module.count('.') else None
+
+
+def _upward(graph):
+    """(module, what it imports) pairs against LAYERS."""
+    rank = {package: n for n, layer in enumerate(LAYERS)
+            for package in layer}
+    found = set()
+    for module, names in graph.items():
+        if _package(module) in (None, 'sandbox'):
+            continue
+        for name in names & set(graph):
+            package = _package(name)
+            if package == 'sandbox' and module == SANDBOX_SCRIPT:
+                continue
+            if package is None or rank.get(package, -1) < rank.get(
+                    _package(module), len(LAYERS)):
+                if package != _package(module):
+                    found.add((module, name))
+    return found
 
 
 def _circles(graph):
@@ -160,6 +196,9 @@ class ImportRulesTest(base.TestCase):
                 self.assertEqual(set(), {_library(n) for n in names} &
                                  set(ALLOWED), module)
 
+    def test_packages_import_only_those_below_them(self):
+        self.assertEqual(set(), _upward(self.graph))
+
     def test_no_import_circles(self):
         self.assertEqual([], _circles(self.graph))
 
@@ -171,5 +210,19 @@ class ImportRulesTest(base.TestCase):
             'pcloud_plugin.blazar.reconcile']})
         self.assertIn('nova', {_library(n) for n in self.graph[
             'pcloud_plugin.scheduler.filters.pcloud_filter']})
+        self.assertEqual({('pcloud_plugin.db.x', 'pcloud_plugin.cloud.y'),
+                          ('pcloud_plugin.cmd.z', 'pcloud_plugin.sandbox.s'),
+                          ('pcloud_plugin.new.m', 'pcloud_plugin.db.x')},
+                         _upward({
+                             'pcloud_plugin.db.x': {'pcloud_plugin.cloud.y'},
+                             'pcloud_plugin.cloud.y': {'pcloud_plugin.db.x'},
+                             'pcloud_plugin.cmd.z': {
+                                 'pcloud_plugin.sandbox.s'},
+                             SANDBOX_SCRIPT: {'pcloud_plugin.sandbox.s'},
+                             'pcloud_plugin.sandbox.s': {
+                                 'pcloud_plugin.blazar.b'},
+                             'pcloud_plugin.blazar.b': set(),
+                             'pcloud_plugin.new.m': {'pcloud_plugin.db.x'},
+                         }))
         self.assertEqual([['a', 'b']], _circles(
             {'a': {'b'}, 'b': {'a'}, 'c': {'a'}}))
