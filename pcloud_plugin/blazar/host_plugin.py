@@ -38,7 +38,10 @@ BEST-EFFORT
 
 Hosts are handed over empty of other projects' instances, which
 BEST-EFFORT reservations may move away first (reservations.host_vacate).
-Parameters and eligibility are in reservations.host_requests.
+Parameters and eligibility are in reservations.host_requests, picking
+and claiming hosts in reservations.host_claims, changes in
+reservations.host_updates; this module maps Blazar's plugin contract
+onto them.
 
 A host is eligible when it is in the host flavor's pool, in no pcloud
 except through a lease, in the availability zone, and has the traits on
@@ -62,14 +65,11 @@ is a usage notification ``pcloud.host_reservation.<state>``.
 """
 
 import collections
-import datetime
 
 from blazar import context as blazar_context
 from blazar.db import api as blazar_db
-from blazar.manager import exceptions as mgr_exc
 from blazar import status
 from oslo_log import log as logging
-from oslo_utils import excutils
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar import errors
@@ -82,15 +82,12 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage
-from pcloud_plugin.notifications import usage_records
-from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin import quota
-from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_claims
 from pcloud_plugin.reservations import host_lifecycle
 from pcloud_plugin.reservations import host_requests as asked
-from pcloud_plugin.reservations import host_resize
+from pcloud_plugin.reservations import host_updates
 from pcloud_plugin.reservations import host_vacate
 from pcloud_plugin.reservations import terms
 
@@ -103,8 +100,8 @@ RESOURCE_TYPE = 'pcloud:host'
 ADMISSION = 'admission'
 
 
-class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
-                       hosts_view.LedgerHostsPlugin):
+class PcloudHostPlugin(host_updates.Updates, host_lifecycle.Lifecycle,
+                       host_vacate.Vacating, hosts_view.LedgerHostsPlugin):
     """Whole hosts of a host flavor leased into a pcloud."""
 
     resource_type = RESOURCE_TYPE
@@ -142,26 +139,6 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 'project_id']
         return project_id
 
-    @staticmethod
-    def _check_pcloud(pools, pcloud_id, project_id):
-        agg = pools.pclouds.get(pcloud_id)
-        # Others' pclouds do not exist, as far as a user can tell.
-        if agg is None or codec.Pcloud(agg.metadata).owner != project_id:
-            raise asked.malformed('pcloud_id', 'no pcloud %s of project %s'
-                                  % (pcloud_id, project_id))
-        return agg
-
-    @staticmethod
-    def _check_type(params, start, now=None):
-        if params['lease_type'] == asked.IMMEDIATE:
-            now = now or timeutils.utcnow()
-            latest = now + datetime.timedelta(
-                seconds=CONF.pcloud_host.immediate_tolerance)
-            if start > latest:
-                raise asked.malformed(
-                    'lease_type', 'an IMMEDIATE lease starts now, not at '
-                    '%s: use SCHEDULE' % start)
-
     def _check_quota(self, project_id, params, start, end, exclude=None):
         """Leased hosts count against the project's units quota while
 
@@ -177,40 +154,20 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
                 % (asked.describe(params), start, end, e.message))
 
     def _mark_reservation(self, reservation_id, **values):
+        """Record ``values`` on Blazar's reservation (the domain's port to
+
+        missing_resources and the like); a failure is logged, not raised.
+        """
         try:
             blazar_db.reservation_update(reservation_id, values)
         except Exception:
             LOG.exception('Could not record %s on Blazar reservation %s',
                           values, reservation_id)
 
-    def _notify(self, reservation_id, previous, held_from=None,
-                held_to=None):
-        """The event of the state the reservation entered; held_from set
-
-        when it holds its hosts (usage_records.record), held_to when that
-        ends.
-        """
-        row = host_db.get(self._ctx(), reservation_id)
-        self.notifier.state_entered(row, previous, held_from, held_to)
-        return row
-
-    def _held_since(self, row):
-        """Where its hosts' interval began: its claim's start."""
-        return usage_records.held_since(
-            db_claims.get_claims(self._ctx(), row['reservation_id']),
-            row['start_time'])
-
-    def _notify_end(self, row):
-        """The record of what an active reservation held, closed now; sent
-
-        before its claim goes, so that a crash sends it again (the same
-        record_id) rather than never.
-        """
-        claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
-        self.notifier.state_entered(
-            dict(row, state=host_db.ENDED), row['state'],
-            usage_records.held_since(claims, row['start_time']),
-            usage_records.held_until(claims))
+    def _mark_failed(self, reservation_id):
+        """Blazar's reservation in error (a BEST-EFFORT one timed out)."""
+        self._mark_reservation(reservation_id,
+                               status=status.reservation.ERROR)
 
     # --- admission -------------------------------------------------------
 
@@ -236,8 +193,8 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         params = asked.parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
-        self._check_type(params, start)
-        self._check_pcloud(self.pools(), params['pcloud_id'],
+        asked.check_type(params, start)
+        asked.check_pcloud(self.pools(), params['pcloud_id'],
                            self._project_id(values))
         hosts, why = host_claims.pick(self._ctx(), self.pools(), params,
                                       start, end)
@@ -258,7 +215,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
         now = timeutils.utcnow().replace(microsecond=0)
-        self._check_type(params, start, now)
+        asked.check_type(params, start, now)
         project_id = self._project_id(values)
         with quota.serialized(project_id, (quota.HOST_UNITS,)):
             return self._admit_new(reservation_id, values, params, start,
@@ -267,7 +224,7 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
     def _admit_new(self, reservation_id, values, params, start, end,
                    project_id):
         pools = self.pools()
-        self._check_pcloud(pools, params['pcloud_id'], project_id)
+        asked.check_pcloud(pools, params['pcloud_id'], project_id)
         self._check_quota(project_id, params, start, end)
         occupants = self._occupants(params, pools)
         try:
@@ -302,84 +259,6 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
         self._notify(reservation_id, None)
         return reservation_id
 
-    # --- waiting (BEST-EFFORT) -------------------------------------------
-
-    def _timed_out(self, row, now):
-        """Past its deadline: its hosts given back (out of the pcloud if a
-
-        join was cut short, claim released), the reservation TIMEDOUT.
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        given_back = self._leave(row) if row['hosts'] else True
-        db_claims.release(ctx, rid)
-        # Hosts still joined stay recorded, for sweep() to take out.
-        host_db.update(ctx, rid, state=host_db.TIMEDOUT,
-                       **({'hosts': []} if given_back else {}))
-        LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
-                 row['deadline'])
-        if now >= row['start_time']:
-            self._mark_reservation(rid, status=status.reservation.ERROR)
-        self._notify(rid, row['state'])
-
-    def _try_waiting(self, row, started):
-        """Take the hosts of a waiting reservation if they are free now;
-
-        go on with one that holds its hosts (other projects' instances
-        moving off them, or a join cut short). Returns its new state.
-        """
-        ctx = self._ctx()
-        rid = row['reservation_id']
-        now = timeutils.utcnow().replace(microsecond=0)
-        if row['deadline'] is not None and now >= row['deadline']:
-            self._timed_out(row, now)
-            return host_db.TIMEDOUT
-        if row['hosts']:
-            # Only a start (on_start) sets it going.
-            return (self._activate(row, previous=row['state']) if started
-                    else row['state'])
-        start = max(row['start_time'], now)
-        if start >= row['end_time']:
-            return row['state']
-        params = asked.params_of(row)
-        try:
-            hosts = self._admit(rid, params, start, row['end_time'],
-                                occupants=self._occupants(row))
-        except exception.CapacityRefused as e:
-            LOG.debug('Reservation %s still waits: %s', rid, e)
-            return row['state']
-        if started:
-            # IN-PROGRESS until its hosts have joined: whatever stops
-            # this midway, the next check goes on from the ledger.
-            host_db.update(ctx, rid, hosts=hosts, migrations=[])
-            return self._activate(host_db.get(ctx, rid),
-                                  previous=row['state'])
-        host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
-        self._mark_reservation(rid, missing_resources=False)
-        self._notify(rid, row['state'])
-        return host_db.INACTIVE
-
-    def retry_waiting(self, skip=None):
-        """Give the waiting (IN-PROGRESS) reservations, oldest first, the
-
-        hosts that are free now, and check the migrations of those
-        emptying theirs; time out those past their deadline. Returns
-        {reservation id: new state} of those checked.
-        """
-        result = {}
-        for row in host_db.list_reservations(
-                self._ctx(), states=[host_db.IN_PROGRESS]):
-            rid = row['reservation_id']
-            if rid == skip:
-                continue
-            try:
-                started = (blazar_db.reservation_get(rid)['status'] ==
-                           status.reservation.ACTIVE)
-                result[rid] = self._try_waiting(row, started)
-            except Exception:
-                LOG.exception('Could not check waiting reservation %s', rid)
-        return result
-
     # --- updates ---------------------------------------------------------
 
     def update_reservation(self, reservation_id, values):
@@ -392,117 +271,12 @@ class PcloudHostPlugin(host_lifecycle.Lifecycle, host_vacate.Vacating,
             return self._update(reservation_id, values)
 
     def _update(self, reservation_id, values):
-        """Before start anything may change and the hosts are picked
-
-        again (a refused change changes nothing); once active the end
-        may move, on the same hosts, or the amount change (hosts join or
-        leave: reservations.host_resize).
-        """
-        ctx = self._ctx()
-        row = host_db.get(ctx, reservation_id)
+        row = host_db.get(self._ctx(), reservation_id)
         params = asked.parse_params(values, asked.params_of(row))
         start, end = terms.lease_window(
             values.get('start_date', row['start_time']),
             values.get('end_date', row['end_time']))
-        changed = sorted(p for p in asked.PARAMS if params[p] != row[p])
-        if not changed and (start, end) == (row['start_time'],
-                                            row['end_time']):
-            return
-        state = row['state']
-        if state in (host_db.TIMEDOUT, host_db.ENDED):
-            raise mgr_exc.CantUpdateParameter(
-                param='Host reservation %s (%s)' % (reservation_id, state))
-        if state == host_db.ACTIVE:
-            if changed == ['amount'] and start == row['start_time']:
-                # Hosts join or leave (reservations.host_resize).
-                return host_resize.resize(self, row, params, end)
-            if changed or start != row['start_time']:
-                raise mgr_exc.CantUpdateParameter(
-                    param='%s of active host reservation %s' % (
-                        ', '.join(changed) or 'start_date', reservation_id))
-            if end > row['end_time']:
-                self._check_quota(row['project_id'], params, start, end,
-                                  exclude=reservation_id)
-
-            def claim(until):
-                try:
-                    host_db.claim_hosts(
-                        ctx, reservation_id,
-                        [h['host_uuid'] for h in row['hosts']],
-                        row['start_time'], until, replace=True)
-                except admission.LOST_RACE as e:
-                    LOG.info('Reservation %s cannot end at %s: %s',
-                             reservation_id, until, e)
-                    # Not e's message: it names a real host (seeds/000).
-                    raise exception.CapacityRefused(
-                        'Cannot move the end of reservation %s to %s: '
-                        'another reservation holds one of its hosts before '
-                        'then.' % (reservation_id, until))
-
-            def window(until):
-                # The end the PcloudFilter lets boots in until.
-                if not row['aggregate_id']:
-                    return
-                try:
-                    self.nova().aggregates.set_metadata(
-                        row['aggregate_id'], codec.lease_window_metadata(
-                            row['pcloud_id'], row['start_time'], until))
-                except Exception as e:
-                    LOG.exception('Could not end reservation %s at %s in '
-                                  'Nova', reservation_id, until)
-                    raise mgr_exc.CantUpdateParameter(
-                        'Nova failed while moving the end of reservation '
-                        '%s; try again: %s' % (reservation_id, e))
-
-            # The filter's end must never pass the claim's: a later end is
-            # claimed before Nova has it, an earlier one goes to Nova
-            # first. The first step is undone if the second fails: a
-            # refused update (409) leaves the lease as it was.
-            first, then = ((claim, window) if end > row['end_time']
-                           else (window, claim))
-            first(end)
-            try:
-                then(end)
-            except Exception:
-                with excutils.save_and_reraise_exception():
-                    try:
-                        first(row['end_time'])
-                    except Exception:
-                        LOG.exception('Could not undo the new end of '
-                                      'reservation %s', reservation_id)
-            host_db.update(ctx, reservation_id, end_time=end)
-            # Same hosts, held on: the interval stays open.
-            self.notifier.host_reservation(
-                host_db.get(ctx, reservation_id), host_db.ACTIVE,
-                held_from=self._held_since(row),
-                event_type=usage.HOST_UPDATE)
-            return
-        now = timeutils.utcnow().replace(microsecond=0)
-        self._check_type(params, start, now)
-        if 'pcloud_id' in changed:
-            self._check_pcloud(self.pools(), params['pcloud_id'],
-                               row['project_id'])
-        self._check_quota(row['project_id'], params, start, end,
-                          exclude=reservation_id)
-        fields = dict(params, start_time=start, end_time=end,
-                      deadline=asked.deadline(params, start))
-        if state == host_db.INACTIVE:
-            hosts = self._admit(reservation_id, params, start, end,
-                                replace=True,
-                                occupants=self._occupants(params))
-            host_db.update(ctx, reservation_id, hosts=hosts, **fields)
-            return
-        if row['hosts']:
-            # Other projects' instances are moving off the hosts it holds.
-            raise mgr_exc.CantUpdateParameter(
-                param='Host reservation %s (IN-PROGRESS: other projects\' '
-                      'instances are moving off its hosts; try again once it '
-                      'is ACTIVE)' % reservation_id)
-        # IN-PROGRESS: record the new terms and look again.
-        host_db.update(ctx, reservation_id, **fields)
-        started = (blazar_db.reservation_get(reservation_id)['status'] ==
-                   status.reservation.ACTIVE)
-        self._try_waiting(host_db.get(ctx, reservation_id), started)
+        self.change(row, params, start, end)
 
     # --- queries ---------------------------------------------------------
 

@@ -20,7 +20,9 @@ ledger; each says which of its reservations hold which hosts in
 ``_allocations``.
 """
 
+from blazar.db import api as blazar_db
 from blazar.plugins import base
+from blazar import status
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
@@ -78,6 +80,18 @@ class LedgerHostsPlugin(base.BasePlugin):
 
     def start_reservation(self, resource_id):
         raise NotImplementedError()
+
+    @staticmethod
+    def _started(reservation_id):
+        """Whether Blazar's reservation is active: its start has run."""
+        return (blazar_db.reservation_get(reservation_id)['status'] ==
+                status.reservation.ACTIVE)
+
+    @staticmethod
+    def _in_error(reservation_id):
+        """Whether Blazar's reservation is in error."""
+        return (blazar_db.reservation_get(reservation_id)['status'] ==
+                status.reservation.ERROR)
 
     def end_reservation(self, resource_id):
         raise NotImplementedError()

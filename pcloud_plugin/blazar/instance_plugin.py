@@ -23,7 +23,8 @@ allocation-candidates engine's answer for the lease's window, then claimed
 in the ledger in one all-or-nothing claim whose consumer is the
 reservation id. The claim's generation compare-and-swap is what keeps
 leases created at once by several API workers and managers from sharing a
-slot; a plan that lost such a race is made again from a fresh read.
+slot; a plan that lost such a race is made again from a fresh read
+(reservations.instance_claims). Changes are reservations.instance_updates'.
 
 At start the reservation's Nova and Placement objects are made
 (cloud.resources); at end they are removed and the claim released.
@@ -41,7 +42,6 @@ import threading
 from blazar import context as blazar_context
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
-from blazar import status
 from blazar.utils.openstack import nova as blazar_nova
 from oslo_log import log as logging
 from oslo_utils import strutils
@@ -61,6 +61,7 @@ from pcloud_plugin.notifications import usage
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import instance_claims
 from pcloud_plugin.reservations import instance_lifecycle
+from pcloud_plugin.reservations import instance_updates
 from pcloud_plugin.reservations import slots as slots_mod
 from pcloud_plugin.reservations import terms
 
@@ -126,7 +127,8 @@ def _expand(hosts):
     return [h for h, n in sorted(hosts.items()) for _ in range(n)]
 
 
-class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
+class VirtualInstancePlugin(instance_updates.Updates,
+                            instance_lifecycle.Lifecycle,
                             hosts_view.LedgerHostsPlugin):
     """Instance slots of a flavor, booked on the capacity ledger."""
 
@@ -277,159 +279,17 @@ class VirtualInstancePlugin(instance_lifecycle.Lifecycle,
             return self._update(reservation_id, values)
 
     def _update(self, reservation_id, values):
-        """Move or resize the window, change the amount or the flavor.
-
-        Before start everything may change and the slots are placed
-        again. Once active only the amount may grow (new slots beside the
-        ones in use) and the end move; the engine and the ledger check
-        each change, and a refused one changes nothing.
-        """
         row = res_db.get(self._ctx(), reservation_id)
-        current = {p: row[p] for p in PARAMS}
-        params = parse_params(values, current)
+        params = parse_params(values, {p: row[p] for p in PARAMS})
         start, end = terms.lease_window(
             values.get('start_date', row['start_time']),
             values.get('end_date', row['end_time']))
-        changed = sorted(p for p in PARAMS if params[p] != current[p])
-        if not changed and (start, end) == (row['start_time'],
-                                            row['end_time']):
-            return
-        quota.check_instance_update(row, params, start, end)
-        state = blazar_db.reservation_get(reservation_id)['status']
-        if state == status.reservation.ERROR:
-            raise mgr_exc.CantUpdateParameter(
-                'Reservation %s is in error and cannot be updated.'
-                % reservation_id)
-        if state == status.reservation.ACTIVE:
-            self._update_active(row, params, changed, start, end)
-        else:
-            self._update_pending(row, params, changed, start, end)
-        blazar_db.instance_reservation_update(
-            row['resource_id'], {p: params[p] for p in PARAMS})
-
-    def _update_pending(self, row, params, changed, start, end):
-        rid = row['reservation_id']
-        held = db_claims.get_claims(self._ctx(), rid)
-        written = set(held['amounts'])
-        try:
-            slots = self.slot_claims().claim_again(
-                row, params, changed, start, end, held, written)
-        finally:
-            self._promise_claims(rid, written)
-        res_db.update(self._ctx(), rid, slots=slots, start_time=start,
-                      end_time=end, **params)
-
-    def _promise_claims(self, rid, providers):
-        """Placement's promises on ``providers`` as the ledger's claims
-
-        are, no longer as a change of ``rid`` proposed them.
-        """
-        try:
-            self.promises().sync(providers)
-        except (promises.NoRoomInPlacement,
-                exception.ConcurrentUpdateDetected) as e:
-            # The ledger's claims stand; the next write of these
-            # providers' promises (an admission, change, start or end,
-            # or the sweep) writes them as the ledger says.
-            LOG.warning('Placement is not yet as the ledger is on %s after '
-                        'the change of reservation %s: %s',
-                        sorted(providers), rid, e.message)
-
-    def _update_active(self, row, params, changed, start, end):
-        rid = row['reservation_id']
-        ctx = self._ctx()
-        if set(changed) - {'amount'}:
-            raise mgr_exc.CantUpdateParameter(
-                'Only the amount of an active instance reservation can '
-                'change, not %s.' % ', '.join(
-                    c for c in changed if c != 'amount'))
-        extra = params['amount'] - row['amount']
-        if extra < 0:
-            raise mgr_exc.CantUpdateParameter(
-                'The amount of an active instance reservation can only '
-                'grow (%d slots may be in use).' % row['amount'])
-        held = db_claims.get_claims(ctx, rid)
-        if not extra:
-            # Only the end moves. The claim's past is billed and over: it
-            # starts again now; an end at now or earlier (Blazar's "now"
-            # is this minute) is an early end, whose end event, moved
-            # with it, comes due at once.
-            now = timeutils.utcnow().replace(microsecond=0)
-            if end > now:
-                start = at = now
-            elif end > held['start']:
-                start, at = held['start'], end
-            else:
-                raise mgr_exc.MalformedParameter(
-                    param='end_date (reservation %s holds capacity since '
-                          '%s: it can end after that at the earliest)'
-                          % (rid, held['start']))
-            try:
-                db_claims.change_claim(ctx, rid, start=start, end=end)
-            except exception.PLAN_OUTDATED as e:
-                raise exception.CapacityRefused(
-                    'Cannot move reservation %s to end at %s: %s'
-                    % (rid, end, e.message))
-            try:
-                self._hold(dict(row, end_time=end))
-            except (promises.NoRoomInPlacement,
-                    exception.ConcurrentUpdateDetected) as e:
-                if held['end'] is not None and end <= held['end']:
-                    # An earlier end stands: Placement holds too much
-                    # until its next write, never too little, and what
-                    # the claim let go may be another lease's already.
-                    LOG.warning('Placement keeps the hold of reservation '
-                                '%s as it was before its end moved to %s '
-                                'until its next write: %s', rid, end,
-                                e.message)
-                else:
-                    db_claims.change_claim(ctx, rid, start=held['start'],
-                                           end=held['end'])
-                    raise exception.CapacityRefused(
-                        'Cannot move reservation %s to end at %s: %s'
-                        % (rid, end, e.message))
-            res_db.update(ctx, rid, end_time=end)
-            self._notify_change(row, held, at)
-            return
-        # The past is over: slots added now need room from now on only.
-        start = max(start, timeutils.utcnow().replace(microsecond=0))
-        if end <= start:
-            raise mgr_exc.MalformedParameter(
-                param='end_date (slots added to an active reservation '
-                      'need an end after now)')
-        hosts = {s['host_uuid'] for s in row['slots']}
-        where = {True: {'only_hosts': hosts},
-                 False: {'avoid_hosts': hosts},
-                 None: {'preferred': sorted(hosts)}}[params['affinity']]
-        slot_claims = self.slot_claims()
-        plan = slot_claims.claim_beside(
-            rid, slot_claims.request(params, amount=extra), start, end,
-            held, held['amounts'], where)
-        grown = slots_mod.grown(row['slots'], plan)
-        res_db.update(ctx, rid, slots=grown, end_time=end,
-                      amount=params['amount'])
-        try:
-            self._place_slots(res_db.get(ctx, rid))
-        except Exception as e:
-            LOG.exception('Could not grow reservation %s in Nova or '
-                          'Placement; undoing it', rid)
-            db_claims.change_claim(ctx, rid, amounts=held['amounts'],
-                                   start=held['start'], end=held['end'])
-            res_db.update(ctx, rid, slots=row['slots'],
-                          end_time=row['end_time'], amount=row['amount'])
-            self._shrink_back(row, grown)
-            raise mgr_exc.CantUpdateParameter(
-                'Growing reservation %s failed in Nova or Placement and '
-                'was undone: %s' % (rid, e))
-        self._notify_change(row, held, start)
+        self.change(row, params, start, end)
 
     # --- what Blazar shows -----------------------------------------------
 
-    def _show_started(self, resource_id, row):
-        blazar_db.instance_reservation_update(resource_id, {
-            'flavor_id': row['reservation_id'],
-            'aggregate_id': row['aggregate_id'],
-            'server_group_id': row['server_group_id']})
+    def _show(self, resource_id, values):
+        blazar_db.instance_reservation_update(resource_id, values)
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         found = collections.defaultdict(list)

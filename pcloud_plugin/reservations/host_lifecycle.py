@@ -23,6 +23,7 @@ exception.EventFailed: the adapter's on_start/on_end make it Blazar's.
 """
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import patience
@@ -33,9 +34,11 @@ from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import intents
 from pcloud_plugin import exception
 from pcloud_plugin import faults
+from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin.reservations import healing
+from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import host_resize
 
 LOG = logging.getLogger(__name__)
@@ -324,6 +327,113 @@ class Lifecycle(object):
         {reservation id: the flags set on Blazar's reservation}.
         """
         return healing.heal_hosts(self)
+
+    # --- notifications -------------------------------------------------
+
+    def _notify(self, reservation_id, previous, held_from=None,
+                held_to=None):
+        """The event of the state the reservation entered; held_from set
+
+        when it holds its hosts (usage_records.record), held_to when that
+        ends.
+        """
+        row = host_db.get(self._ctx(), reservation_id)
+        self.notifier.state_entered(row, previous, held_from, held_to)
+        return row
+
+    def _held_since(self, row):
+        """Where its hosts' interval began: its claim's start."""
+        return usage_records.held_since(
+            db_claims.get_claims(self._ctx(), row['reservation_id']),
+            row['start_time'])
+
+    def _notify_end(self, row):
+        """The record of what an active reservation held, closed now; sent
+
+        before its claim goes, so that a crash sends it again (the same
+        record_id) rather than never.
+        """
+        claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
+        self.notifier.state_entered(
+            dict(row, state=host_db.ENDED), row['state'],
+            usage_records.held_since(claims, row['start_time']),
+            usage_records.held_until(claims))
+
+    # --- waiting (BEST-EFFORT) -------------------------------------------
+
+    def _timed_out(self, row, now):
+        """Past its deadline: its hosts given back (out of the pcloud if a
+
+        join was cut short, claim released), the reservation TIMEDOUT.
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        given_back = self._leave(row) if row['hosts'] else True
+        db_claims.release(ctx, rid)
+        # Hosts still joined stay recorded, for sweep() to take out.
+        host_db.update(ctx, rid, state=host_db.TIMEDOUT,
+                       **({'hosts': []} if given_back else {}))
+        LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
+                 row['deadline'])
+        if now >= row['start_time']:
+            self._mark_failed(rid)
+        self._notify(rid, row['state'])
+
+    def _try_waiting(self, row, started):
+        """Take the hosts of a waiting reservation if they are free now;
+
+        go on with one that holds its hosts (other projects' instances
+        moving off them, or a join cut short). Returns its new state.
+        """
+        ctx = self._ctx()
+        rid = row['reservation_id']
+        now = timeutils.utcnow().replace(microsecond=0)
+        if row['deadline'] is not None and now >= row['deadline']:
+            self._timed_out(row, now)
+            return host_db.TIMEDOUT
+        if row['hosts']:
+            # Only a start (start_reservation) sets it going.
+            return (self._activate(row, previous=row['state']) if started
+                    else row['state'])
+        start = max(row['start_time'], now)
+        if start >= row['end_time']:
+            return row['state']
+        params = asked.params_of(row)
+        try:
+            hosts = self._admit(rid, params, start, row['end_time'],
+                                occupants=self._occupants(row))
+        except exception.CapacityRefused as e:
+            LOG.debug('Reservation %s still waits: %s', rid, e)
+            return row['state']
+        if started:
+            # IN-PROGRESS until its hosts have joined: whatever stops
+            # this midway, the next check goes on from the ledger.
+            host_db.update(ctx, rid, hosts=hosts, migrations=[])
+            return self._activate(host_db.get(ctx, rid),
+                                  previous=row['state'])
+        host_db.update(ctx, rid, hosts=hosts, state=host_db.INACTIVE)
+        self._mark_reservation(rid, missing_resources=False)
+        self._notify(rid, row['state'])
+        return host_db.INACTIVE
+
+    def retry_waiting(self, skip=None):
+        """Give the waiting (IN-PROGRESS) reservations, oldest first, the
+
+        hosts that are free now, and check the migrations of those
+        emptying theirs; time out those past their deadline. Returns
+        {reservation id: new state} of those checked.
+        """
+        result = {}
+        for row in host_db.list_reservations(
+                self._ctx(), states=[host_db.IN_PROGRESS]):
+            rid = row['reservation_id']
+            if rid == skip:
+                continue
+            try:
+                result[rid] = self._try_waiting(row, self._started(rid))
+            except Exception:
+                LOG.exception('Could not check waiting reservation %s', rid)
+        return result
 
     # --- after crashes ---------------------------------------------------
 

@@ -152,6 +152,28 @@ def params_of(row):
     return {p: row[p] for p in PARAMS}
 
 
+def check_type(params, start, now=None):
+    """An IMMEDIATE lease starts now ([pcloud_host] immediate_tolerance)."""
+    if params['lease_type'] == IMMEDIATE:
+        now = now or timeutils.utcnow()
+        latest = now + datetime.timedelta(
+            seconds=CONF.pcloud_host.immediate_tolerance)
+        if start > latest:
+            raise malformed(
+                'lease_type', 'an IMMEDIATE lease starts now, not at '
+                '%s: use SCHEDULE' % start)
+
+
+def check_pcloud(pools, pcloud_id, project_id):
+    """The aggregate of the project's pcloud ``pcloud_id``."""
+    agg = pools.pclouds.get(pcloud_id)
+    # Others' pclouds do not exist, as far as a user can tell.
+    if agg is None or codec.Pcloud(agg.metadata).owner != project_id:
+        raise malformed('pcloud_id', 'no pcloud %s of project %s'
+                        % (pcloud_id, project_id))
+    return agg
+
+
 def deadline(params, start):
     if params['lease_type'] != BEST_EFFORT:
         return None

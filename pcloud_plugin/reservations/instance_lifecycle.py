@@ -20,7 +20,7 @@ Mixed into blazar.instance_plugin.VirtualInstancePlugin, whose helpers
 (nova, promises, _ctx, slot_claims, _notify_change, ...) it uses;
 Blazar's leases and events are reached through the plugin's
 ``reconciler`` port (blazar.reconcile), its display record through
-``_show_started``. A start that fails raises exception.EventFailed: the
+``_show``. A start that fails raises exception.EventFailed: the
 adapter's on_start makes it Blazar's.
 """
 
@@ -364,16 +364,19 @@ class Lifecycle(object):
                       '%s: %s' % (rid, e))
         faults.step(intents.LEASE_START, 'active')
         res_db.update(ctx, rid, state=res_db.ACTIVE)
-        self._show_started(resource_id, row)
+        self._show(resource_id, {
+            'flavor_id': rid, 'aggregate_id': row['aggregate_id'],
+            'server_group_id': row['server_group_id']})
         row = res_db.get(ctx, rid)
         self.notifier.reservation_started(
             self._notify_ctx(row), row, usage_records.held_since(
                 db_claims.get_claims(ctx, rid), row['start_time']))
 
-    def _show_started(self, resource_id, row):
-        """What Blazar shows of a started reservation: the flavor,
+    def _show(self, resource_id, values):
+        """Blazar's display record of the reservation shows ``values``
 
-        aggregate and server group made for it (the adapter's).
+        (the flavor, aggregate and server group made at start; the terms
+        after a change): the adapter's.
         """
         raise NotImplementedError()
 
