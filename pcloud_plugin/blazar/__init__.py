@@ -12,8 +12,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Blazar plugins (pcloud:host, virtual:instance), their lifecycles and
-reconciler, and the Pcloud API extension; the only package (with its
-modules) importing blazar. May import anything of ours but scheduler/
+"""What Blazar loads: the plugins (pcloud:host, virtual:instance) mapping
+Blazar's plugin contract onto the reservation domain (reservations/),
+the ports through which the domain reaches Blazar's records (lease_flags,
+reconcile), the answers Blazar gives the domain's exceptions (errors),
+and the Pcloud API extension; the only package (with its modules)
+importing blazar. May import anything of ours but scheduler/
 (doc/source/contributor/layout.rst).
 """

@@ -12,8 +12,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """The reservation domain: what both reservation kinds (pcloud:host,
-virtual:instance) decide, apart from how Blazar calls them. Imports
-neither blazar nor nova; of ours, the packages below it
-(doc/source/contributor/layout.rst): cloud, pcloud, clients, the ledger
-(db), the capacity core, conf and exception.
+virtual:instance) decide, apart from how Blazar calls them: admission,
+changes, lifecycles, healing. Imports neither blazar nor nova; of ours,
+the packages below it (doc/source/contributor/layout.rst): cloud,
+pcloud, clients and quota, the ledger (db), the capacity core, conf,
+notifications, exception and faults. What it needs of Blazar's records
+it asks of the plugin it is mixed into or called with (blazar/: the
+lease_flags and reconciler ports, _started, _show, _mark_reservation).
 """
