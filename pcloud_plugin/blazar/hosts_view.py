@@ -79,7 +79,14 @@ class LedgerHostsPlugin(base.BasePlugin):
             return self.end_reservation(resource_id)
 
     def start_reservation(self, resource_id):
+        """The domain's start (reservations' lifecycles)."""
         raise NotImplementedError()
+
+    def end_reservation(self, resource_id):
+        """The domain's end (reservations' lifecycles)."""
+        raise NotImplementedError()
+
+    # Blazar's state of a reservation, as the domain asks it.
 
     @staticmethod
     def _started(reservation_id):
@@ -92,9 +99,6 @@ class LedgerHostsPlugin(base.BasePlugin):
         """Whether Blazar's reservation is in error."""
         return (blazar_db.reservation_get(reservation_id)['status'] ==
                 status.reservation.ERROR)
-
-    def end_reservation(self, resource_id):
-        raise NotImplementedError()
 
     def novaclient(self):
         """python-novaclient as the plugin's admin ([pcloud_nova])."""
