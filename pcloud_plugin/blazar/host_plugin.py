@@ -105,6 +105,8 @@ class PcloudHostPlugin(host_updates.Updates, host_lifecycle.Lifecycle,
     """Whole hosts of a host flavor leased into a pcloud."""
 
     resource_type = RESOURCE_TYPE
+    # What a reservation of the type may carry (api.lease_guard).
+    request_terms = asked.PARAMS
     title = 'pcloud host plugin'
     description = ('Whole hosts of a host flavor leased into a pcloud: '
                    'IMMEDIATE, SCHEDULE or BEST-EFFORT (seeds/001), '

@@ -87,10 +87,11 @@ def parse_params(values, current=None):
     from values come from ``current`` (an update) or are an error.
     """
     missing = [p for p in PARAMS if p not in values
+               and p not in slots_mod.OPTIONAL
                and (current is None or p not in current)]
     if missing:
         raise mgr_exc.MissingParameter(param=','.join(missing))
-    merged = dict(current or {})
+    merged = dict(slots_mod.OPTIONAL, **(current or {}))
     merged.update((p, values[p]) for p in PARAMS if p in values)
     params = {'vcpus': _validate_int(merged, 'vcpus', 1),
               'memory_mb': _validate_int(merged, 'memory_mb', 1),
@@ -133,6 +134,8 @@ class VirtualInstancePlugin(instance_updates.Updates,
     """Instance slots of a flavor, booked on the capacity ledger."""
 
     resource_type = RESOURCE_TYPE
+    # What a reservation of the type may carry (api.lease_guard).
+    request_terms = PARAMS
     title = 'pcloud virtual instance plugin'
     description = ('Instance slots (amount x flavor, affinity true, false '
                    'or none) booked on the pcloud capacity ledger.')

@@ -41,9 +41,12 @@ from pcloud_plugin.capacity import candidates as candidates_mod
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
 
-# What a virtual:instance reservation asks for (seeds/003).
+# What a virtual:instance reservation asks for (seeds/003), and the
+# value of each term a request may leave out (seeds/003's example has no
+# resource_properties; python-blazarclient sends affinity "None").
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties')
+OPTIONAL = {'affinity': None, 'resource_properties': ''}
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 _TRUE = ('true', 'yes', '1', 'required')
 _FALSE = ('false', 'no', '0', 'forbidden')

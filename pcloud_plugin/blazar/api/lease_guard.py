@@ -22,7 +22,12 @@ then stop the manager's event loop for every lease); any other key on an
 update is written onto the lease row as it is (its status, its project).
 Before Blazar's view of ``POST /v1/leases`` and ``PUT|DELETE|GET
 /v1/leases/<id>`` this answers such a request 400 naming the field, and
-an id no lease can have 404. What is left is Blazar's and our plugins'.
+an id no lease can have 404. A reservation of one of our types that
+carries a key which is none of its terms is a 400 too: Blazar hands the
+plugin every key, and a term accepted and then ignored would be a lease
+that silently means less than its request said. seeds/003's ``start``
+and ``end`` are read as Blazar's ``start_date`` and ``end_date``.
+What is left is Blazar's and our plugins'.
 """
 
 import functools
@@ -49,21 +54,31 @@ _UNSTORABLE = re.compile('[\U00010000-\U0010FFFF]')
 
 @functools.lru_cache(maxsize=None)
 def resource_types():
-    """The resource types of the plugins blazar.conf [manager] plugins
+    """{resource type: its terms} of the plugins blazar.conf [manager]
 
-    names (Blazar's manager refuses any other with a 500).
+    plugins names (Blazar's manager refuses any other type with a 500);
+    the terms are None for a plugin not ours (Blazar checks its own).
     """
-    found = set()
+    found = {}
     for entry in importlib.metadata.entry_points(
             group='blazar.resource.plugins'):
         if entry.name not in CONF.manager.plugins:
             continue
         try:
-            found.add(entry.load().resource_type)
+            plugin = entry.load()
         except Exception:
             LOG.exception('Could not load Blazar resource plugin %s',
                           entry.name)
-    return frozenset(found)
+            continue
+        found[plugin.resource_type] = getattr(plugin, 'request_terms', None)
+    return found
+
+
+# What every reservation may carry beside its type's terms: its type, and
+# on an update the id of the reservation it changes.
+_ANY_RESERVATION = frozenset(('resource_type', 'id'))
+# seeds/003 writes a lease's dates so; Blazar reads only its own names.
+_DATE_ALIASES = (('start', 'start_date'), ('end', 'end_date'))
 
 
 def parse_json(raw):
@@ -111,16 +126,57 @@ def check(validate):
             "follow its dates; they cannot be given")
     validate(schema, data, 'body')
     _storable(data, '', 0)
+    if _dates_renamed(data):
+        # Blazar's views read a body parsed already from here.
+        request.parsed_data = data
     known = resource_types()
     for index, reservation in enumerate(data.get('reservations', ())):
+        field = 'reservations.%d' % index
         kind = reservation.get('resource_type')
         if kind is None and request.method == 'PUT':
-            continue  # Blazar takes the reservation's own
+            # Blazar takes the reservation's own type: a key is unknown
+            # when it is a term of no type of ours.
+            terms = set().union(*(t for t in known.values() if t))
+            _check_terms(reservation, terms, field,
+                         'of any reservation type this cloud runs')
+            continue
         if kind not in known:
             raise exception.SchemaViolation(
-                field='reservations.%d.resource_type' % index,
+                field=field + '.resource_type',
                 reason='%r is not one of the resource types this cloud '
                        'runs: %s' % (kind, ', '.join(sorted(known))))
+        if known[kind] is not None:
+            _check_terms(reservation, known[kind], field,
+                         'of a %s reservation' % kind)
+
+
+def _dates_renamed(data):
+    """Rename seeds/003's start and end to Blazar's names; whether any
+
+    was. Both names of one date is a SchemaViolation.
+    """
+    renamed = False
+    for alias, name in _DATE_ALIASES:
+        if alias not in data:
+            continue
+        if name in data:
+            raise exception.SchemaViolation(
+                field=alias, reason='give %s or %s, not both' % (alias, name))
+        data[name] = data.pop(alias)
+        renamed = True
+    return renamed
+
+
+def _check_terms(reservation, terms, field, whose):
+    """SchemaViolation naming the first key of the reservation that is
+
+    none of ``terms`` (``whose`` they are, for the message).
+    """
+    for key in sorted(set(reservation) - _ANY_RESERVATION - set(terms)):
+        raise exception.SchemaViolation(
+            field='%s.%s' % (field, key),
+            reason='not a term %s; its terms are: %s' % (
+                whose, ', '.join(sorted(terms))))
 
 
 # Deeper than any lease body: Blazar's and our code recurse on them.

@@ -101,6 +101,9 @@ _LEASE_FIELDS = {
              'pattern': STORABLE},
     'start_date': _LEASE_DATE,
     'end_date': _LEASE_DATE,
+    # seeds/003's names of the two (lease_guard renames them).
+    'start': _LEASE_DATE,
+    'end': _LEASE_DATE,
     # python-blazarclient sends null when it is not given.
     'before_end_date': dict(_LEASE_DATE, type=['string', 'null']),
     'reservations': {'type': 'array', 'items': {

@@ -116,7 +116,7 @@ _ids = st.one_of(
     st.sampled_from(['\U0001F600', '..', '%00', 'a' * 37]))
 _lease_bodies = st.fixed_dictionaries({}, optional={
     'name': _names, 'start_date': _dates, 'end_date': _dates,
-    'before_end_date': _dates,
+    'start': _dates, 'end': _dates, 'before_end_date': _dates,
     'reservations': st.one_of(
         st.lists(st.one_of(_reservation, _foreign), max_size=2), _junk),
     'events': st.one_of(st.just([]), st.lists(

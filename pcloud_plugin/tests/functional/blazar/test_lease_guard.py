@@ -30,6 +30,7 @@ from oslo_utils import timeutils
 from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import locks
+from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
 
@@ -56,6 +57,10 @@ class LeaseGuardTestCase(test_host_plugin.HostLeaseTestCase,
         self.assertEqual(code, response.status_code, response.text)
         if field is not None:
             self.assertIn(field, response.json()['error_message'])
+
+    def row_of(self, lease):
+        """Our record of the lease's (first) instance reservation."""
+        return res_db.get(self.context, lease['reservations'][0]['id'])
 
     def later(self, seconds):
         timeutils.advance_time_delta(datetime.timedelta(seconds=seconds))
@@ -115,6 +120,56 @@ class BodyTests(LeaseGuardTestCase):
         response = self.call('PUT', '/leases/%s' % lease['id'], {
             'reservations': [{'id': rid, 'resource_type': 'nope'}]})
         self.assert_refused(response, 400, 'reservations.0.resource_type')
+
+    def test_a_term_no_reservation_of_the_type_has_is_400_naming_it(self):
+        # Each was accepted and ignored: the lease meant less than asked.
+        for reservation, field in (
+                (dict(self.reservation(1), availability_zone='nowhere'),
+                 'reservations.0.availability_zone'),
+                (self.hosts_res(1, vcpus=64), 'reservations.0.vcpus'),
+                (self.hosts_res(1, hypervisor_properties='["=", "$a", 1]'),
+                 'reservations.0.hypervisor_properties'),
+                (self.hosts_res(1, region='nowhere'),
+                 'reservations.0.region')):
+            response = self.call('POST', '/leases', {
+                'name': 'x', 'start_date': self.minutes(60),
+                'end_date': self.minutes(120),
+                'reservations': [reservation], 'events': []})
+            self.assert_refused(response, 400, field)
+            self.assertIn('its terms are', response.json()['error_message'])
+        self.assertEqual([], blazar_db.lease_get_all())
+        self.assertEqual([], db_claims.list_consumers(self.context))
+        lease = self.post_lease(self.reservation(1))
+        rid = lease['reservations'][0]['id']
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'amount': 2, 'flavor': 'x'}]})
+        self.assert_refused(response, 400, 'reservations.0.flavor')
+        self.assertEqual(1, self.row_of(lease)['amount'])
+
+    def test_seeds_003_request_body_as_printed_is_admitted(self):
+        start, end = self.minutes(60), self.minutes(120)
+        # The seed's amount is 5; affinity false needs a host each and
+        # this cloud has one free for tenants.
+        response = self.call('POST', '/leases', {
+            'name': 'instance-reservation-1',
+            'reservations': [{'resource_type': 'virtual:instance',
+                              'vcpus': 4, 'memory_mb': 4096, 'disk_gb': 10,
+                              'amount': 1, 'affinity': False}],
+            'start': start, 'end': end, 'events': []})
+        self.assertEqual(201, response.status_code, response.text)
+        lease = response.json()['lease']
+        self.assertEqual((start, end), (lease['start_date'][:16].replace(
+            'T', ' '), lease['end_date'][:16].replace('T', ' ')))
+        row = self.row_of(lease)
+        self.assertEqual((1, 4, False, ''), (
+            row['amount'], row['vcpus'], row['affinity'],
+            row['resource_properties']))
+        response = self.call('POST', '/leases', {
+            'name': 'both', 'start': start, 'start_date': start,
+            'end': end, 'reservations': [self.reservation(1)],
+            'events': []})
+        self.assert_refused(response, 400, 'start')
+        self.assertEqual(1, len(blazar_db.lease_get_all()))
 
     def test_names_blazar_cannot_store_are_400(self):
         for name in ('n' * 81, 'smile \U0001F600', ''):
