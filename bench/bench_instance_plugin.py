@@ -458,6 +458,7 @@ def _our_plugin(host_uuids, fresh=True):
     plugin = instance_plugin.VirtualInstancePlugin()
     nova = mock.Mock(spec=resources.NovaObjects)
     nova.pcloud_exclusions.return_value = (set(), set())
+    nova.instance_quota.return_value = {'instances': -1, 'cores': -1}
     plugin._nova = nova
     # Placement answers at once: what is timed is our side of the promise
     # (its ledger read and arithmetic), not Placement's HTTP.

@@ -226,6 +226,37 @@ def check_instance_reservation(project_id, params, start, end,
                     wanted[resource])
 
 
+# Nova's quotas (os-quota-sets) a virtual:instance reservation is held
+# to, with what each counts of one: seeds/003 refuses a reservation of
+# more instances than the project's instance quota; so many instances of
+# the flavor also take amount x vcpus cores.
+_NOVA_QUOTAS = (
+    ('instances', 'the number of instances reserved', 'instance',
+     lambda p: p['amount']),
+    ('cores', 'the cores reserved (amount x vcpus)', 'cores',
+     lambda p: p['amount'] * p['vcpus']))
+
+
+def check_nova_quota(project_id, nova_quota, params, current=None):
+    """QuotaRefused (403) when the reservation asks for more instances or
+
+    cores than Nova lets the project run (``nova_quota``: {'instances':
+    n, 'cores': n}, below 0 none). ``current``: the reservation as it is,
+    for an update, which is refused only for what it grows (a project
+    whose quota was lowered may still shrink).
+    """
+    for resource, counted, name, count in _NOVA_QUOTAS:
+        limit = nova_quota.get(resource, UNLIMITED)
+        asked = count(params)
+        if limit < 0 or asked <= limit or (
+                current is not None and asked <= count(current)):
+            continue
+        raise exception.QuotaRefused(reason=(
+            'Quota exceeded for project %s: %s (%d) is greater than the '
+            '%s quota (%d) in Nova.' % (project_id, counted, asked, name,
+                                        limit)))
+
+
 def check_instance_update(row, params, start, end, limits=None):
     """As check_instance_reservation for an update of reservation row,
 

@@ -217,6 +217,10 @@ class VirtualInstancePlugin(instance_updates.Updates,
         params = parse_params(values)
         start, end = terms.lease_window(values['start_date'],
                                         values['end_date'])
+        # A quota refusal before any placing: it is the reason to give.
+        project_id = blazar_context.current().project_id
+        if project_id:
+            self._check_nova_quota(project_id, params)
         slot_claims = self.slot_claims()
         request = slot_claims.request(params)
         plan = slot_claims.place(request, start, end)
@@ -242,9 +246,11 @@ class VirtualInstancePlugin(instance_updates.Updates,
 
     def _admit(self, reservation_id, values, params, start, end,
                project_id):
+        cached = self._cached_plan(self._plan_key(params, start, end))
+        if cached is None:  # else _candidates checked it
+            self._check_nova_quota(project_id, params)
         quota.check_instance_reservation(project_id, params, start, end)
         slot_claims = self.slot_claims()
-        cached = self._cached_plan(self._plan_key(params, start, end))
         request, first = cached or (slot_claims.request(params), None)
         plan = slot_claims.claim(reservation_id, request, start, end,
                                  first=first)
@@ -288,6 +294,13 @@ class VirtualInstancePlugin(instance_updates.Updates,
             values.get('start_date', row['start_time']),
             values.get('end_date', row['end_time']))
         self.change(row, params, start, end)
+
+    def _nova_quota(self, project_id):
+        return self.nova().instance_quota(project_id)
+
+    def _check_nova_quota(self, project_id, params):
+        quota.check_nova_quota(project_id, self._nova_quota(project_id),
+                               params)
 
     # --- what Blazar shows -----------------------------------------------
 

@@ -297,6 +297,14 @@ class NovaObjects:
                        partition.blazar_hosts(
                            aggregates, CONF.pcloud.blazar_freepool_name))
 
+    def instance_quota(self, project_id):
+        """{'instances': n, 'cores': n} Nova lets the project run (below
+
+        0: no limit), as os-quota-sets says.
+        """
+        found = self.nova.quotas.get(project_id)
+        return {'instances': found.instances, 'cores': found.cores}
+
     def service_host(self, host_uuid, host_name):
         """Nova's service host of a compute node provider (aggregates
 

@@ -19,8 +19,9 @@ Mixed into blazar.instance_plugin.VirtualInstancePlugin beside
 instance_lifecycle.Lifecycle, whose helpers (_hold, _place_slots,
 _shrink_back, _notify_change) it uses; Blazar's state of the reservation
 is read through the plugin's ``_started`` and ``_in_error``, its display
-record written through ``_show``. Refusals are exception.UpdateRefused,
-CapacityRefused and InvalidTerm (the plugin answers them as Blazar does).
+record written through ``_show``, Nova's quota of the project through
+``_nova_quota``. Refusals are exception.UpdateRefused, CapacityRefused,
+QuotaRefused and InvalidTerm (the plugin answers them as Blazar does).
 """
 
 from oslo_log import log as logging
@@ -54,6 +55,9 @@ class Updates(object):
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):
             return
+        quota.check_nova_quota(row['project_id'],
+                               self._nova_quota(row['project_id']),
+                               params, current=row)
         quota.check_instance_update(row, params, start, end)
         if self._in_error(rid):
             raise exception.UpdateRefused(

@@ -19,6 +19,7 @@ from unittest import mock
 import fixtures
 from oslo_limit import limit as os_limit
 
+from pcloud_plugin import exception
 from pcloud_plugin import quota
 from pcloud_plugin.tests import base
 
@@ -130,3 +131,46 @@ class LimitsTests(base.TestCase):
     def test_limits_for_the_global_config_is_the_shared_one(self):
         self.assertIs(quota.LIMITS, quota.limits_for(None))
         self.assertIs(quota.LIMITS, quota.limits_for(quota.CONF))
+
+
+class NovaQuotaTests(base.TestCase):
+    """seeds/003: more instances (or cores) than Nova lets the project
+
+    run is refused, naming the quota.
+    """
+
+    PARAMS = {'amount': 15, 'vcpus': 2}
+
+    def check(self, nova_quota, params=None, current=None):
+        quota.check_nova_quota('p1', nova_quota, params or self.PARAMS,
+                               current=current)
+
+    def test_more_instances_than_the_instance_quota_is_refused(self):
+        refused = self.assertRaises(exception.QuotaRefused, self.check,
+                                    {'instances': 10, 'cores': -1})
+        self.assertIn('the number of instances reserved (15) is greater '
+                      'than the instance quota (10)', refused.message)
+        self.assertIn('p1', refused.message)
+
+    def test_more_cores_than_the_cores_quota_is_refused(self):
+        refused = self.assertRaises(exception.QuotaRefused, self.check,
+                                    {'instances': 20, 'cores': 29})
+        self.assertIn('(30) is greater than the cores quota (29)',
+                      refused.message)
+
+    def test_within_or_without_a_quota_is_admitted(self):
+        self.check({'instances': 15, 'cores': 30})
+        self.check({'instances': -1, 'cores': -1})
+        self.check({})
+
+    def test_an_update_is_refused_only_for_what_it_grows(self):
+        current = {'amount': 15, 'vcpus': 2}
+        # The quota was lowered after admission: shrinking stays possible.
+        self.check({'instances': 10, 'cores': 20},
+                   params={'amount': 12, 'vcpus': 2}, current=current)
+        self.assertRaises(exception.QuotaRefused, self.check,
+                          {'instances': 10, 'cores': -1},
+                          params={'amount': 16, 'vcpus': 2}, current=current)
+        self.assertRaises(exception.QuotaRefused, self.check,
+                          {'instances': -1, 'cores': 30},
+                          params={'amount': 15, 'vcpus': 3}, current=current)

@@ -66,6 +66,9 @@ class FakeNova:
             'create': self._group_create, 'delete': self._group_delete})
         self.hypervisors = _Manager(self, 'hypervisors', {
             'get': self._hypervisor_get, 'search': self._hypervisor_search})
+        # {project id: {'instances': n, 'cores': n}}; none: no limit.
+        self.quota_sets = {}
+        self.quotas = _Manager(self, 'quotas', {'get': self._quota_get})
         self.server_objs = {}
         self.servers = _Manager(self, 'servers', {
             'list': self._servers_list, 'live_migrate': self._live_migrate})
@@ -165,6 +168,10 @@ class FakeNova:
         del self.aggregate_objs[agg.id]
 
     # --- servers and their live migrations ------------------------------
+
+    def _quota_get(self, project_id):
+        return _Obj(**dict({'instances': -1, 'cores': -1},
+                           **self.quota_sets.get(project_id, {})))
 
     def add_server(self, host, project, vcpus=2, ram=4096, disk=20):
         """A server running on ``host``, with the fields Nova shows an

@@ -236,6 +236,50 @@ class InstanceQuotaTests(base.BlazarAPITestCase):
             self.create_lease(self.reservation(6))
 
 
+class NovaInstanceQuotaTests(base.BlazarAPITestCase):
+    """seeds/003: a reservation of more instances than the project's Nova
+
+    instance quota is refused; so is one of more cores than its cores
+    quota. Nova's os-quota-sets is the recording fake's.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.nova.quota_sets[base.PROJECT] = {'instances': 10, 'cores': 40}
+
+    def test_more_instances_than_the_instance_quota_is_403(self):
+        e = self.assertRaises(
+            client_exc.BlazarClientException, self.client.lease.create,
+            'fifteen', self.minutes(60), self.minutes(120),
+            [self.reservation(15, vcpus=1)], [])
+        self.assertEqual(403, e.kwargs['code'])
+        self.assertIn('the number of instances reserved (15) is greater '
+                      'than the instance quota (10) in Nova', str(e))
+        self.assertEqual([], self.client.lease.list())
+        self.assertEqual([], db_claims.list_consumers(self.context))
+        self.assertIn(('quotas.get', (base.PROJECT,), {}), self.nova.calls)
+        # Ten is within it.
+        self.client.lease.create('ten', self.minutes(60), self.minutes(120),
+                                 [self.reservation(10, vcpus=1)], [])
+
+    def test_more_cores_is_403_and_an_update_only_for_what_it_grows(self):
+        e = self.assertRaises(errors.QuotaRefused, self.create_lease,
+                              self.reservation(5, vcpus=9))
+        self.assertIn('the cores reserved (amount x vcpus) (45) is greater '
+                      'than the cores quota (40)', str(e))
+        lease = self.create_lease(self.reservation(4, vcpus=2))
+        rid = _reservation_of(lease)['id']
+        e = self.assertRaises(
+            mgr_exc.CantUpdateParameter, self.update_lease, lease['id'],
+            reservations=[{'id': rid, 'amount': 11}])
+        self.assertIn('instance quota (10)', str(e))
+        self.assertEqual(4, blazar_db.reservation_get(rid)['amount'])
+        # A quota lowered since still lets the reservation shrink.
+        self.nova.quota_sets[base.PROJECT] = {'instances': 2, 'cores': 4}
+        self.update_lease(lease['id'],
+                          reservations=[{'id': rid, 'amount': 3}])
+
+
 class UnitsQuotaTests(test_host_plugin.HostLeaseTestCase):
     """Hosts of "big" flavor, 4 units each; the option would allow 8."""
 

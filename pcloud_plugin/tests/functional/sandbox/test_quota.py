@@ -30,7 +30,15 @@ from pcloud_plugin.tests.functional.sandbox import test_capacity_truth
 _minute = test_capacity_truth._minute
 
 
-class KeystoneLimits(test_capacity_truth._Capacity):
+class _Slots(test_capacity_truth._Capacity):
+
+    def _slots(self, amount):
+        """A lease of the alt project's, ``amount`` small slots."""
+        return self._lease(self.alt, dict(self._slot(64), amount=amount),
+                           start=_minute(hours=2), end=_minute(hours=3))
+
+
+class KeystoneLimits(_Slots):
 
     def _limit(self, *args):
         return self.cli.json('openstack', *args)
@@ -50,10 +58,6 @@ class KeystoneLimits(test_capacity_truth._Capacity):
                 quota.RESERVED_VCPUS)
             self.addCleanup(self.cli.run, 'openstack', 'registered',
                             'limit', 'delete', created['id'])
-
-    def _slots(self, amount):
-        return self._lease(self.alt, dict(self._slot(64), amount=amount),
-                           start=_minute(hours=2), end=_minute(hours=3))
 
     def test_a_keystone_limit_refuses_then_a_raised_one_admits(self):
         # Last of the cleanups: the next test of this process shares the
@@ -94,3 +98,25 @@ class KeystoneLimits(test_capacity_truth._Capacity):
                 self.assertLess(time.monotonic(), deadline,
                                 'the raised limit never applied: %s' % e)
                 time.sleep(1)
+
+
+class NovaInstanceQuota(_Slots):
+    """seeds/003: a reservation of more instances than the project's
+
+    instance quota in the sandbox's Nova (``openstack quota set
+    --instances``) is refused; one within it is admitted.
+    """
+
+    def test_more_instances_than_novas_instance_quota_is_403(self):
+        project = fixture.session(self.sandbox,
+                                  common.ALT_USER).get_project_id()
+        before = self.nova.quotas.get(project).instances
+        self.nova.quotas.update(project, instances=10)
+        self.addCleanup(self.nova.quotas.update, project, instances=before)
+        refused = self.assertRaises(pcloud_client.PcloudError,
+                                    self._slots, 15)
+        self.assertEqual(403, refused.code, refused)
+        self.assertIn('the number of instances reserved (15) is greater '
+                      'than the instance quota (10) in Nova', str(refused))
+        lease = self._slots(10)
+        self.assertEqual(10, lease['reservations'][0]['amount'])
