@@ -186,6 +186,10 @@ class PcloudHostNotFound(NotFound):
     msg_fmt = 'Pcloud %(pcloud_id)s has no host named %(name)s.'
 
 
+class LeaseNotFound(NotFound):
+    msg_fmt = 'No lease %(lease_id)s with a reservation of pcloud-plugin.'
+
+
 class ComputeHostNotFound(NotFound):
     msg_fmt = 'No nova-compute service on host %(host)s.'
 

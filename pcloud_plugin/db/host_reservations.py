@@ -125,7 +125,8 @@ def get(context, reservation_id):
 
 @db_api.retry_on_deadlock
 def list_reservations(context, lease_id=None, reservation_id=None,
-                      states=None, ending_after=None, pcloud_id=None):
+                      states=None, ending_after=None, pcloud_id=None,
+                      project_id=None):
     """Reservations with their hosts, oldest first, filtered by any
 
     argument given.
@@ -133,7 +134,8 @@ def list_reservations(context, lease_id=None, reservation_id=None,
     where = [] if states is None else [_RES.c.state.in_(states)]
     return _RECORDS.list_reservations(
         context, where, ending_after=ending_after, lease_id=lease_id,
-        reservation_id=reservation_id, pcloud_id=pcloud_id)
+        reservation_id=reservation_id, pcloud_id=pcloud_id,
+        project_id=project_id)
 
 
 @db_api.retry_on_deadlock

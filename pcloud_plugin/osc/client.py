@@ -26,6 +26,7 @@ PCLOUDS = 'pclouds'
 RATIOS = 'allocation-ratios'
 OFFERINGS = 'pcloud-offerings'
 ALLOCATIONS = 'pcloud-allocations'
+LEASE_STATES = 'pcloud-leases'
 HOST_RESOURCE_TYPE = 'pcloud:host'
 
 
@@ -239,6 +240,18 @@ class Client(object):
         <value>, ...}`` in body['reservations'].
         """
         return self._request('PUT', _path('leases', lease_id), body)['lease']
+
+    def list_lease_states(self, project_id=None):
+        """The project's leases with reservations of ours, each with its
+
+        state as seeds/001 names it and its reservations' terms.
+        """
+        params = {'project_id': project_id} if project_id else None
+        return self._request('GET', _path(LEASE_STATES),
+                             params=params)['leases']
+
+    def show_lease_state(self, lease_id):
+        return self._request('GET', _path(LEASE_STATES, lease_id))['lease']
 
     # Offerings and allocations.
 

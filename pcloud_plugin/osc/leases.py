@@ -12,16 +12,22 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""openstack pcloud lease create / set: whole-host leases into a pcloud.
+"""openstack pcloud lease create / set / show / list: whole-host leases
+
+into a pcloud, and any lease's state as seeds/001 names it.
 
 Blazar's own ``openstack reservation lease create --reservation`` and
 ``lease set --reservation`` cannot send a string value for a resource
 type they do not know (they look each key up in a table of known types,
 and take an unknown one for part of the previous value), so pcloud:host
 leases are made and changed here, through Blazar's lease API; Blazar's
-commands show and delete them as any other lease.
+commands show and delete them as any other lease. Blazar shows a lease
+ACTIVE while a BEST-EFFORT reservation still waits (IN-PROGRESS) or after
+it gave up (TIMEDOUT), and none of a whole-host reservation's terms:
+``pcloud lease show`` and ``list`` say both, from the Pcloud API.
 """
 
+from osc_lib.cli import format_columns
 from osc_lib.command import command
 from osc_lib import exceptions
 
@@ -103,6 +109,53 @@ class CreateHostLease(command.ShowOne):
         shown['reservations'] = [r['id'] for r in lease.get(
             'reservations', ())]
         return common.show_one(shown)
+
+
+class ShowLease(command.ShowOne):
+    """Show a lease's state as seeds/001 names it (INACTIVE, IN-PROGRESS,
+
+    ACTIVE, TIMEDOUT, ENDED) and the terms of its pcloud:host and
+    virtual:instance reservations.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('lease', metavar='<lease>',
+                            help='Lease (name or ID)')
+        return parser
+
+    def take_action(self, parsed_args):
+        client = common.client(self)
+        lease_id = client.find_lease(parsed_args.lease)
+        shown = client.show_lease_state(lease_id)
+        blazars = client.show_lease(lease_id)
+        shown.update(name=blazars['name'], blazar_status=blazars['status'])
+        return common.show_one(shown, {
+            'reservations': format_columns.ListDictColumn})
+
+
+class ListLeases(command.Lister):
+    """List your project's leases with pcloud:host or virtual:instance
+
+    reservations, with their states as seeds/001 names them.
+    """
+
+    columns = ('id', 'name', 'state', 'start_date', 'end_date')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--project', metavar='<project-id>',
+                            help="Another project's leases (admin)")
+        return parser
+
+    def take_action(self, parsed_args):
+        client = common.client(self)
+        names = {lease['id']: lease['name']
+                 for lease in client.list_leases()}
+        rows = [(lease['id'], names.get(lease['id'], ''), lease['state'],
+                 lease['start_date'], lease['end_date'])
+                for lease in client.list_lease_states(parsed_args.project)]
+        return [c.replace('_', ' ').title() for c in self.columns], rows
 
 
 class SetHostLease(command.Command):

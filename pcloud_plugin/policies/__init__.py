@@ -20,6 +20,7 @@ import itertools
 from pcloud_plugin.policies import allocations
 from pcloud_plugin.policies import base
 from pcloud_plugin.policies import host_flavors
+from pcloud_plugin.policies import leases
 from pcloud_plugin.policies import offerings
 from pcloud_plugin.policies import pclouds
 
@@ -29,4 +30,5 @@ def list_rules():
                                 host_flavors.list_rules(),
                                 pclouds.list_rules(),
                                 offerings.list_rules(),
-                                allocations.list_rules()))
+                                allocations.list_rules(),
+                                leases.list_rules()))

@@ -44,6 +44,7 @@ from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import service as service_mod
 from pcloud_plugin.reservations import allocations
 from pcloud_plugin.reservations import host_requests
+from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import offerings
 from pcloud_plugin.reservations import slots as slots_mod
 
@@ -408,3 +409,36 @@ class API(object):
         return allocations.host_allocations(
             pcloud_context.get_admin_context(), self._aggregates(), start,
             end, host=query.get('host'))
+
+    # Leases as seeds/001 names their states.
+
+    def list_leases(self, ctx, project_id=None):
+        """The leases of the caller's project (an admin's: of
+
+        ``project_id``, if given) that hold reservations of ours.
+        """
+        policy.authorize(ctx, 'pcloud:lease:list', _own(ctx))
+        if project_id not in (None, ctx.project_id):
+            policy.authorize(ctx, 'pcloud:lease:list_all_projects',
+                             _own(ctx))
+        return lease_states.find(pcloud_context.get_admin_context(),
+                                 project_id=project_id or ctx.project_id)
+
+    def show_lease(self, ctx, lease_id):
+        """One lease; 404 for one no reservation of ours is in, or one
+
+        of a project policy does not let the caller read.
+        """
+        found = lease_states.find(pcloud_context.get_admin_context(),
+                                  lease_id=lease_id)
+        if not found:
+            raise exception.LeaseNotFound(lease_id=lease_id)
+        (lease,) = found
+        target = {'project_id': lease['project_id'],
+                  'user_id': ctx.user_id}
+        if not policy.authorize(ctx, 'pcloud:lease:get', target,
+                                do_raise=False):
+            if ctx.project_id != lease['project_id']:
+                raise exception.LeaseNotFound(lease_id=lease_id)
+            raise exception.PolicyNotAuthorized(action='pcloud:lease:get')
+        return lease

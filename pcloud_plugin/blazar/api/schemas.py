@@ -88,6 +88,7 @@ INSTANCE_OFFERINGS_QUERY = _object(
                                              'maxLength': 4096},
     **OFFERING_COMMON)
 ALLOCATIONS_QUERY = _object(start=MOMENT, end=MOMENT, host=HOSTNAME)
+LEASE_LIST_QUERY = _object(project_id=PROJECT_ID)
 
 
 # Blazar's own lease routes (POST /leases, PUT /leases/<id>; see

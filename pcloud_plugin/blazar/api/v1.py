@@ -423,3 +423,18 @@ def instance_offerings_list(ctx, query):
 @route('GET', '/pcloud-allocations', query=schemas.ALLOCATIONS_QUERY)
 def allocations_list(ctx, query):
     return {'allocations': _api.list_allocations(ctx, query)}
+
+
+# Leases (their project's readers): states as seeds/001 names them.
+
+LEASES = '/pcloud-leases'
+
+
+@route('GET', LEASES, query=schemas.LEASE_LIST_QUERY)
+def leases_list(ctx, query):
+    return {'leases': _api.list_leases(ctx, query.get('project_id'))}
+
+
+@route('GET', LEASES + '/<lease_id>')
+def leases_show(ctx, query, lease_id):
+    return {'lease': _api.show_lease(ctx, lease_id)}

@@ -51,7 +51,7 @@ class BestEffortLease(base.TestCase):
     def setUp(self):
         super().setUp()
         cloud = self.useFixture(fixture.SandboxFixture())
-        self.sandbox = cloud.sandbox
+        self.sandbox, self.cli = cloud.sandbox, cloud.cli
         clients = fixture.Clients(self.sandbox)
         self.nova, self.admin, self.demo = (clients.nova, clients.admin,
                                             clients.demo)
@@ -184,11 +184,17 @@ class BestEffortLease(base.TestCase):
                   if a.name == codec.pcloud_name(self.pcloud['id'])]
         return self.host in agg.hosts
 
-    def _states_until(self, rid, last):
+    def _shown(self, lease_id):
+        """What ``openstack pcloud lease show`` tells the lessee."""
+        return self.cli.json('openstack', 'pcloud', 'lease', 'show',
+                             lease_id, user=common.DEMO_USER)
+
+    def _states_until(self, rid, last, lease_id=None):
         """The ledger states the reservation goes through until one of
 
-        ``last``, each once; at its first IN-PROGRESS, also what Blazar's
-        reservation says and whether the host is in the pcloud.
+        ``last``, each once; at its first IN-PROGRESS, also whether the
+        host is in the pcloud and, given ``lease_id``, what ``pcloud
+        lease show`` says.
         """
         seen, waiting = [], {}
 
@@ -199,6 +205,8 @@ class BestEffortLease(base.TestCase):
                 if state == 'IN-PROGRESS' and not waiting:
                     waiting['in_pcloud'] = self._in_pcloud()
                     waiting['migrations'] = migrations
+                    if lease_id:
+                        waiting['shown'] = self._shown(lease_id)
             return state if state in last else None
         self._wait('reservation %s to be %s (went %s)' % (
             rid, ' or '.join(last), seen), look)
@@ -237,9 +245,19 @@ class BestEffortLease(base.TestCase):
         # Blazar takes 'now' to the minute: 2 minutes leave at least one
         # for the checks before the deadline.
         lease_id, rid = self._lease('BEST-EFFORT', timeout=2)
-        seen, waiting = self._states_until(rid, ('ACTIVE', 'TIMEDOUT'))
+        seen, waiting = self._states_until(rid, ('ACTIVE', 'TIMEDOUT'),
+                                           lease_id)
         self.assertEqual(['IN-PROGRESS', 'TIMEDOUT'], seen[-2:])
         self.assertFalse(waiting['in_pcloud'])
+        # The lessee sees the states seeds/001 names, where Blazar's own
+        # lease show says ACTIVE for both.
+        (reservation,) = waiting['shown']['reservations']
+        self.assertEqual(('IN-PROGRESS', 'IN-PROGRESS', 'BEST-EFFORT', 2), (
+            waiting['shown']['state'], reservation['state'],
+            reservation['lease_type'], reservation['timeout']))
+        shown = self._shown(lease_id)
+        self.assertEqual(('TIMEDOUT', 'ACTIVE'),
+                         (shown['state'], shown['blazar_status']))
         # Tried again after each failure, until the deadline.
         (migration,) = self._row(rid)[1]
         self.assertGreater(migration['tries'], 1)

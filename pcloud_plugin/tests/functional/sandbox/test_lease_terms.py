@@ -73,3 +73,12 @@ class LeaseTerms(test_capacity_truth._Capacity):
         self.assertEqual((start, end), tuple(
             lease[k][:16].replace('T', ' ') for k in ('start_date',
                                                       'end_date')))
+        # Admitted, not started: INACTIVE as seeds/001 names it.
+        shown = self.cli.json('openstack', 'pcloud', 'lease', 'show',
+                              lease['name'], user=common.ALT_USER)
+        self.assertEqual(('INACTIVE', 'PENDING', 'instance-reservation-1'),
+                         (shown['state'], shown['blazar_status'],
+                          shown['name']))
+        self.assertEqual([(4, 1, 'INACTIVE')], [
+            (r['vcpus'], r['amount'], r['state'])
+            for r in shown['reservations']])

@@ -1,0 +1,46 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Leases as seeds/001 names their states, with their terms."""
+
+from oslo_policy import policy
+
+from pcloud_plugin.policies import base
+
+COLLECTION = '/v1/pcloud-leases'
+RESOURCE = COLLECTION + '/{lease_id}'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name='pcloud:lease:list', check_str=base.ANY_READER,
+        description="List the leases of the caller's project that hold "
+        'pcloud:host or virtual:instance reservations, with their states '
+        'and terms.',
+        operations=[{'method': 'GET', 'path': COLLECTION}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name='pcloud:lease:list_all_projects', check_str=base.ADMIN,
+        description='List the leases of any project (project_id query).',
+        operations=[{'method': 'GET', 'path': COLLECTION}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name='pcloud:lease:get', check_str=base.ADMIN_OR_PROJECT_READER,
+        description="Show a lease's state and the terms of its "
+        'pcloud:host and virtual:instance reservations.',
+        operations=[{'method': 'GET', 'path': RESOURCE}],
+        scope_types=['project']),
+]
+
+
+def list_rules():
+    return rules
