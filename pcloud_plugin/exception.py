@@ -301,3 +301,26 @@ class HostBusy(Conflict):
 PLAN_OUTDATED = (CapacityExceeded, ConcurrentUpdateDetected,
                  UnitRuleViolation, InventoryNotFound,
                  ResourceProviderNotFound)
+
+
+# Projects named in the Pcloud API (by id or name), looked up in Keystone.
+
+class ProjectNotFound(NotFound):
+    msg_fmt = 'Keystone has no project with the id or name "%(project)s".'
+
+
+class ProjectNameAmbiguous(Conflict):
+    msg_fmt = ('%(count)d projects are named "%(project)s" (in different '
+               'domains): give the id of the one you mean.')
+
+
+class KeystoneError(PcloudException):
+    """Keystone refused or failed a look-up the service had to make."""
+    msg_fmt = 'Keystone failed to %(action)s: %(reason)s'
+    code = 502
+
+
+class KeystoneUnreachable(KeystoneError):
+    """Keystone could not be reached: a 503, to try again later."""
+    msg_fmt = 'Keystone cannot be reached to %(action)s: %(reason)s'
+    code = 503

@@ -53,8 +53,12 @@ def add_project_domain_option(parser):
 def project_id(cmd, name_or_id, domain=None):
     """A project's id from its name or id, through the identity client.
 
-    A caller whom Keystone does not let look projects up (403) has the
-    value taken as an id, as OpenStackClient's own commands do.
+    A caller whom Keystone does not let look projects up (403: a member,
+    for any project but its own) gets the value back as given. Where the
+    Pcloud API takes a project (authorizing one on a pcloud), it
+    resolves a name itself, with Keystone's admin rights; without the
+    domain, so a name several domains have is refused there, asking for
+    the id.
     """
     identity = cmd.app.client_manager.identity
     try:
@@ -65,6 +69,9 @@ def project_id(cmd, name_or_id, domain=None):
         return utils.find_resource(identity.projects, name_or_id,
                                    **query).id
     except ks_exc.Forbidden:
+        LOG.debug('Keystone does not let the caller look project %s up: '
+                  'sent as given, for the Pcloud API to resolve',
+                  name_or_id)
         return name_or_id
 
 

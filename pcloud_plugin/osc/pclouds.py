@@ -14,8 +14,11 @@
 """``openstack pcloud ...``: pclouds, their hosts, projects and ratios.
 
 A pcloud is named by its id or its name (when no other pcloud of the
-caller's view has it); a project by its id or, when Keystone lets the
-caller look it up, its name. The commands' earlier names (tenant,
+caller's view has it); a project by its id or its name: looked up here
+when Keystone lets the caller, else sent as given for the Pcloud API to
+resolve (what it stores is always the id). The caller's view includes
+the pclouds of other projects its project is authorized on (``own``
+false: without their hosts). The commands' earlier names (tenant,
 allocate/release, allocation ratio) remain as deprecated aliases.
 """
 
@@ -66,13 +69,13 @@ def _long_arg(parser):
 
 
 class ListPcloud(command.Lister):
-    """List pclouds (by default, those of your project)."""
+    """List pclouds (by default, your project's and those it may use)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('--project', metavar='<project>',
-                            help='Only the pclouds of this project (name '
-                            'or ID; admin)')
+                            help='Only the pclouds this project owns or is '
+                            'authorized on (name or ID; admin)')
         common.add_project_domain_option(parser)
         parser.add_argument('--all-projects', action='store_true',
                             default=False,
@@ -357,7 +360,10 @@ class ListTenant(common.Deprecated, ListProject):
 
 
 class _ProjectIdOnly(object):
-    """As the tenant commands were: a project id, never looked up."""
+    """As the tenant commands were: the project as given, not looked up
+
+    here (the Pcloud API resolves a name).
+    """
 
     def _project_args(self, parser):
         parser.add_argument('project', metavar='<project-id>',

@@ -32,6 +32,7 @@ from oslo_utils import uuidutils
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import clients
+from pcloud_plugin.clients import keystone as keystone_client
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
@@ -65,15 +66,18 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
 
     ``nova`` is a python-novaclient Client with admin credentials (see
     clients/nova.py); ``placement`` a keystoneauth adapter for Placement,
-    built from [pcloud_placement] when first needed if not given. ``ctx``
+    built from [pcloud_placement] when first needed if not given;
+    ``keystone`` one for Keystone's v3 API (clients/keystone.py), likewise
+    on [pcloud_nova]'s credentials. ``ctx``
     is the caller's request context: its project_id owns what it creates,
     and is_admin opens the host flavor operations and every pcloud.
     """
 
     def __init__(self, nova, placement=None, conf_=None, leases=None,
-                 usage=None):
+                 usage=None, keystone=None):
         self.nova = nova
         self._placement = placement
+        self._keystone = keystone
         self.conf = conf_ or CONF
         # Who holds pclouds and hosts by lease: the ledger's record.
         self.leases = leases or leases_mod.LeaseHolds()
@@ -86,6 +90,12 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         if self._placement is None:
             self._placement = placement_client.get_adapter(self.conf)
         return self._placement
+
+    @property
+    def keystone(self):
+        if self._keystone is None:
+            self._keystone = keystone_client.get_adapter(self.conf)
+        return self._keystone
 
     # Nova calls, each mapped to our errors.
 
@@ -227,14 +237,21 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
             raise exception.PcloudHostNotFound(pcloud_id=view.id, name=name)
         return hostname
 
-    def _pcloud_dict(self, cloud, agg, view):
-        return {
+    def _pcloud_dict(self, cloud, agg, view, ctx=None):
+        """A pcloud as the API shows it; with ``own`` (whether ctx's
+
+        project owns it) when ctx is given.
+        """
+        found = {
             'id': view.id, 'name': view.name, 'owner': view.owner,
             'tenants': sorted(view.tenants),
             'cpu_allocation_ratio': view.cpu_allocation_ratio,
             'ram_allocation_ratio': view.ram_allocation_ratio,
             'hosts': sorted(view.hosts(cloud.member_nodes(agg))),
         }
+        if ctx is not None:
+            found['own'] = view.owner == ctx.project_id
+        return found
 
     def _quota(self, project_id):
         # Keystone's pcloud_host_units limit when it has one, else the
@@ -295,7 +312,7 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                           agg)
             raise
         return self._pcloud_dict(cloud_mod.Cloud([]), agg,
-                                 codec.Pcloud(metadata))
+                                 codec.Pcloud(metadata), ctx)
 
     def list_pclouds(self, ctx):
         cloud = self._cloud()
@@ -303,13 +320,14 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         for agg in cloud.pclouds.values():
             view = codec.Pcloud(agg.metadata)
             if ctx.is_admin or view.owner == ctx.project_id:
-                result.append(self._pcloud_dict(cloud, agg, view))
-        return sorted(result, key=lambda p: (p['name'], p['id']))
+                result.append(self._pcloud_dict(cloud, agg, view, ctx))
+        # An aggregate made by hand may lack either.
+        return sorted(result, key=lambda p: (p['name'] or '', p['id'] or ''))
 
     def show_pcloud(self, ctx, pcloud_id):
         cloud = self._cloud()
         agg, view = self._pcloud(ctx, cloud, pcloud_id)
-        return self._pcloud_dict(cloud, agg, view)
+        return self._pcloud_dict(cloud, agg, view, ctx)
 
     def _refuse_if_leased(self, pcloud_id, action, name=None):
         """PcloudLeased if a lease targets the pcloud (name None) or holds
@@ -344,6 +362,53 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
     def deauthorize_tenant(self, ctx, pcloud_id, tenant_id):
         """Owners may remove themselves too."""
         return self._set_tenant(ctx, pcloud_id, tenant_id, None)
+
+    @staticmethod
+    def _project_ref(value):
+        """A project's id or name as the API takes it (Keystone names are
+
+        up to 64 characters).
+        """
+        if (not isinstance(value, str) or not 1 <= len(value) <= 64
+                or any(ord(c) > 0xFFFF for c in value)):
+            raise exception.InvalidField(
+                field='tenant_id', value=value,
+                reason='must be a project id or name of 1 to 64 '
+                       'characters')
+        return value
+
+    def authorize_project(self, ctx, pcloud_id, project):
+        """authorize_tenant of the project ``project`` is the id or the
+
+        name of, as Keystone says (a member may not ask it about other
+        projects): what is stored is always its id.
+        """
+        project_id = keystone_client.resolve_project(
+            self.keystone, self._project_ref(project))
+        return self.authorize_tenant(ctx, pcloud_id, project_id)
+
+    def deauthorize_project(self, ctx, pcloud_id, project):
+        """deauthorize_tenant of a project by id or name, as
+
+        authorize_project; one that Keystone cannot name (gone since, a
+        name an older release stored as it came) but that is stored as
+        given is removed as stored.
+        """
+        project = self._project_ref(project)
+        try:
+            project_id = keystone_client.resolve_project(self.keystone,
+                                                         project)
+        except (exception.ProjectNotFound,
+                exception.ProjectNameAmbiguous):
+            _agg, view = self._pcloud(ctx, self._cloud(), pcloud_id)
+            if project not in view.tenants:
+                raise
+            project_id = project
+        tenants = self.deauthorize_tenant(ctx, pcloud_id, project_id)
+        if project != project_id and project in tenants:
+            # Stored as given by an older release, beside its id.
+            tenants = self.deauthorize_tenant(ctx, pcloud_id, project)
+        return tenants
 
     def _set_tenant(self, ctx, pcloud_id, tenant_id, value):
         codec.validate_tenant_id(tenant_id)

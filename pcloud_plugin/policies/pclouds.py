@@ -14,7 +14,8 @@
 """Pclouds, their hosts, tenants and allocation ratios.
 
 The target's project_id is the project that owns the pcloud (the
-caller's own project when it creates or lists them).
+caller's own project when it creates or lists them, or sees one its
+project is authorized on).
 """
 
 from oslo_policy import policy
@@ -48,6 +49,12 @@ rules = [
           ('GET', COLLECTION)),
     _rule('pcloud:pcloud:get', base.ADMIN_OR_PROJECT_READER,
           'Show a pcloud.', ('GET', RESOURCE)),
+    # Its target is the caller's own project, which the pcloud authorizes.
+    _rule('pcloud:pcloud:get_authorized', base.ADMIN_OR_PROJECT_READER,
+          'See the pclouds another project owns that the caller\'s '
+          'project is authorized on, in the list of pclouds and one by '
+          'one: without their hosts or the other projects authorized.',
+          ('GET', COLLECTION), ('GET', RESOURCE)),
     _rule('pcloud:pcloud:delete', base.ADMIN_OR_PROJECT_MEMBER,
           'Delete a pcloud that holds no host.', ('DELETE', RESOURCE)),
     _rule('pcloud:host:list', base.ADMIN_OR_PROJECT_READER,

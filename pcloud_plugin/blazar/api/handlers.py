@@ -215,25 +215,59 @@ class API(object):
 
     # Pclouds.
 
-    def _pcloud(self, ctx, action, pcloud_id):
-        """The pcloud, if policy lets ctx do action on it."""
+    @staticmethod
+    def _tenant_view(ctx, found):
+        """What ctx's project sees of another's pcloud it is authorized on,
+
+        if policy lets it (else None): enough to pick it and boot into it,
+        nothing of what it holds (its hosts' names) or of whom else it
+        lets in.
+        """
+        if (found['owner'] == ctx.project_id
+                or ctx.project_id not in found['tenants']
+                or not policy.authorize(ctx, 'pcloud:pcloud:get_authorized',
+                                        _own(ctx), do_raise=False)):
+            return None
+        return dict(found, own=False, hosts=[], tenants=[ctx.project_id])
+
+    def _pcloud(self, ctx, action, pcloud_id, as_tenant=False):
+        """The pcloud, if policy lets ctx do action on it; or, with
+
+        ``as_tenant``, its _tenant_view. Refused: 404 for those who may
+        not see it at all, 403 for the others.
+        """
         codec.validate_pcloud_id(pcloud_id)
         found = self.service.show_pcloud(_service_context(ctx, True),
                                          pcloud_id)
         target = {'project_id': found['owner'], 'user_id': ctx.user_id}
-        if not policy.authorize(ctx, action, target, do_raise=False):
-            if ctx.project_id != found['owner']:
-                raise exception.PcloudNotFound(pcloud_id=pcloud_id)
-            raise exception.PolicyNotAuthorized(action=action)
-        return found
+        if policy.authorize(ctx, action, target, do_raise=False):
+            return found
+        seen = self._tenant_view(ctx, found)
+        if seen is not None and as_tenant:
+            return seen
+        if seen is None and ctx.project_id != found['owner']:
+            raise exception.PcloudNotFound(pcloud_id=pcloud_id)
+        raise exception.PolicyNotAuthorized(action=action)
 
     def list_pclouds(self, ctx, project_id=None):
+        """The pclouds policy lets ctx see: its project's, those it is
+
+        authorized on (as _tenant_view), every one for admins; of those,
+        with ``project_id``, the ones that project owns or may use.
+        """
         policy.authorize(ctx, 'pcloud:pcloud:list', _own(ctx))
         every = policy.authorize(ctx, 'pcloud:pcloud:list_all_projects',
                                  _own(ctx), do_raise=False)
-        found = self.service.list_pclouds(_service_context(ctx, bool(every)))
-        if project_id is not None:
-            found = [p for p in found if p['owner'] == project_id]
+        found = []
+        for pcloud in self.service.list_pclouds(_service_context(ctx,
+                                                                 True)):
+            if not every and pcloud['owner'] != ctx.project_id:
+                pcloud = self._tenant_view(ctx, pcloud)
+                if pcloud is None:
+                    continue
+            if project_id in (None, pcloud['owner']) or (
+                    project_id in pcloud['tenants']):
+                found.append(pcloud)
         return found
 
     def create_pcloud(self, ctx, name):
@@ -242,7 +276,8 @@ class API(object):
                                           name)
 
     def show_pcloud(self, ctx, pcloud_id):
-        return self._pcloud(ctx, 'pcloud:pcloud:get', pcloud_id)
+        return self._pcloud(ctx, 'pcloud:pcloud:get', pcloud_id,
+                            as_tenant=True)
 
     def delete_pcloud(self, ctx, pcloud_id):
         self._pcloud(ctx, 'pcloud:pcloud:delete', pcloud_id)
@@ -300,14 +335,19 @@ class API(object):
         return self._pcloud(ctx, 'pcloud:tenant:list', pcloud_id)['tenants']
 
     def add_tenant(self, ctx, pcloud_id, tenant_id):
+        """``tenant_id``: a project's id or name, which the service
+
+        resolves in Keystone (after policy: no one else learns from it
+        which projects exist).
+        """
         self._pcloud(ctx, 'pcloud:tenant:add', pcloud_id)
-        return self.service.authorize_tenant(_service_context(ctx, True),
-                                             pcloud_id, tenant_id)
+        return self.service.authorize_project(_service_context(ctx, True),
+                                              pcloud_id, tenant_id)
 
     def remove_tenant(self, ctx, pcloud_id, tenant_id):
         self._pcloud(ctx, 'pcloud:tenant:remove', pcloud_id)
-        self.service.deauthorize_tenant(_service_context(ctx, True),
-                                        pcloud_id, tenant_id)
+        self.service.deauthorize_project(_service_context(ctx, True),
+                                         pcloud_id, tenant_id)
 
     # Allocation ratios.
 

@@ -59,7 +59,11 @@ PCLOUD_CREATE = _object(('name',), name=NAME)
 HOST_ALLOCATE = _object(('name', 'flavor_id'), name=IDENTIFIER,
                         flavor_id=IDENTIFIER, availability_zone=NAME)
 HOST_UPDATE = _object(('state',), state=HOST_STATE)
-TENANT_ADD = _object(('tenant_id',), tenant_id=PROJECT_ID)
+# A project's id or, resolved by the service in Keystone, its name
+# (Keystone's are up to 64 characters).
+PROJECT_NAME_OR_ID = {'type': 'string', 'minLength': 1, 'maxLength': 64,
+                      'pattern': STORABLE}
+TENANT_ADD = _object(('tenant_id',), tenant_id=PROJECT_NAME_OR_ID)
 ALLOCATION_RATIOS = dict(
     _object(cpu_allocation_ratio=RATIO_OR_NULL,
             ram_allocation_ratio=RATIO_OR_NULL),

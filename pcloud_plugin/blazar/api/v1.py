@@ -256,6 +256,15 @@ def _view(func, status, body_schema, query_schema):
             LOG.warning('Pcloud API call failed: %s', e)
             return _error(e.code, 'Placement cannot be reached; try again '
                           'later.', type(e).__name__)
+        except exception.KeystoneUnreachable as e:
+            LOG.warning('Pcloud API call failed: %s', e)
+            return _error(e.code, 'Keystone cannot be reached; try again '
+                          'later.', type(e).__name__)
+        except exception.KeystoneError as e:
+            LOG.warning('Pcloud API call failed: %s', e)
+            return _error(e.code, 'Keystone refused or failed a look-up '
+                          'the request needed; see the service logs.',
+                          type(e).__name__)
         except exception.PcloudException as e:
             if e.code >= 500:
                 LOG.exception('Pcloud API call failed')

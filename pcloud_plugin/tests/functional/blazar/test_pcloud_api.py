@@ -29,11 +29,19 @@ import testtools
 
 from pcloud_plugin.blazar.api import policy
 from pcloud_plugin.blazar.api import v1
+from pcloud_plugin.clients import keystone as keystone_client
 from pcloud_plugin import policies
 from pcloud_plugin.tests.functional.blazar import pcloud_api_base as api_base
+from pcloud_plugin.tests.unit.pcloud import fake_keystone
 
 ALICE = api_base.ALICE
 BOB = api_base.BOB
+CAROL = 'ca000000000000000000000000000001'
+# What Keystone knows: (id, name[, domain]); two projects named "twin".
+PROJECTS = ((ALICE, 'alice'), (BOB, 'bob'), (CAROL, 'carol'),
+            ('d0000000000000000000000000000001', 'twin'),
+            ('d0000000000000000000000000000002', 'twin', 'd2'),
+            ('e0000000000000000000000000000001', 'Ops team (été)'))
 
 
 class RoutesTest(testtools.TestCase):
@@ -47,7 +55,20 @@ class RoutesTest(testtools.TestCase):
             self.assertIn((method, path), documented)
 
 
-class PolicyTest(api_base.PcloudAPITestCase):
+class APITestCase(api_base.PcloudAPITestCase):
+    """With a fake Keystone (PROJECTS), where the Pcloud service resolves
+
+    the projects named in its tenants calls.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.keystone = fake_keystone.FakeKeystone(PROJECTS)
+        self.useFixture(fixtures.MockPatchObject(
+            keystone_client, 'get_adapter', return_value=self.keystone))
+
+
+class PolicyTest(APITestCase):
     """Each rule lets in whom it should and no one else."""
 
     def setUp(self):
@@ -151,8 +172,9 @@ class PolicyTest(api_base.PcloudAPITestCase):
             ('POST', self.path + '/hosts', {'name': 'h2',
                                             'flavor_id': 'big'}, 201),
             ('DELETE', self.path + '/hosts/h2', None, 204),
-            ('POST', self.path + '/tenants', {'tenant_id': BOB}, 201),
-            ('DELETE', self.path + '/tenants/%s' % BOB, None, 204),
+            # Not bob: a project authorized on it sees it (403, not 404).
+            ('POST', self.path + '/tenants', {'tenant_id': CAROL}, 201),
+            ('DELETE', self.path + '/tenants/%s' % CAROL, None, 204),
             ('PUT', self.path + '/allocation-ratios',
              {'cpu_allocation_ratio': 4.0}, 200),
             ('PATCH', self.path + '/allocation-ratios',
@@ -198,7 +220,7 @@ class PolicyTest(api_base.PcloudAPITestCase):
         self.call('admin', 'GET', self.path, expect=404)
 
 
-class ValidationTest(api_base.PcloudAPITestCase):
+class ValidationTest(APITestCase):
     """Bad input is a 400 naming the field (or a 415), never a 500."""
 
     def setUp(self):
@@ -276,7 +298,12 @@ class ValidationTest(api_base.PcloudAPITestCase):
             ('/pclouds', {'name': 'pc \U0001F600'}, 'name'),
             (self.path + '/hosts', {'name': '-x', 'flavor_id': 'big'},
              'name'),
-            (self.path + '/tenants', {'tenant_id': 'a b'}, 'tenant_id'),
+            # A project's id or name, as Keystone's: 1 to 64 characters.
+            (self.path + '/tenants', {'tenant_id': ''}, 'tenant_id'),
+            (self.path + '/tenants', {'tenant_id': 'x' * 65}, 'tenant_id'),
+            (self.path + '/tenants', {'tenant_id': 7}, 'tenant_id'),
+            (self.path + '/tenants', {'tenant_id': 'pc \U0001F600'},
+             'tenant_id'),
         ]
         for path, body, field in cases:
             self.assertRefused(self.call('admin', 'POST', path, body), field)
@@ -320,6 +347,8 @@ class ValidationTest(api_base.PcloudAPITestCase):
                            'flavor_id')
         self.assertRefused(self.call('admin', 'GET',
                                      self.path + '/hosts/-x'), 'name')
+        self.assertRefused(self.call('admin', 'DELETE', self.path
+                                     + '/tenants/' + 'x' * 65), 'tenant_id')
 
     def test_unknown_things_are_404(self):
         self.assertRefused(self.call(
@@ -354,7 +383,7 @@ class ValidationTest(api_base.PcloudAPITestCase):
                                         '/pclouds').status_code)
 
 
-class StateTest(api_base.PcloudAPITestCase):
+class StateTest(APITestCase):
     """A pcloud's life through the API, and the 409s on its way."""
 
     def test_life(self):
@@ -367,7 +396,7 @@ class StateTest(api_base.PcloudAPITestCase):
                          {'name': 'mine'}, expect=201).json()['pcloud']
         path = '/pclouds/%s' % made['id']
         self.assertEqual({'id': made['id'], 'name': 'mine', 'owner': ALICE,
-                          'tenants': [ALICE], 'hosts': [],
+                          'tenants': [ALICE], 'hosts': [], 'own': True,
                           'cpu_allocation_ratio': None,
                           'ram_allocation_ratio': None}, made)
 
@@ -512,6 +541,144 @@ class StateTest(api_base.PcloudAPITestCase):
         self.assertEqual('QuotaExceeded', error['error_name'])
 
 
+class ProjectsTest(APITestCase):
+    """Projects authorized by id or name, resolved by the service in
+
+    Keystone; what an authorized project sees of the pcloud.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.make_pool()
+        self.pcloud = self.make_pcloud()
+        self.allocate(self.pcloud)
+        self.path = '/pclouds/%s' % self.pcloud
+
+    def add(self, project, expect=201, token='alice-member'):
+        return self.call(token, 'POST', self.path + '/tenants',
+                         {'tenant_id': project}, expect=expect).json()
+
+    def remove(self, project, expect=204):
+        return self.call('alice-member', 'DELETE', self.path + '/tenants/'
+                         + parse.quote(project, safe=''), expect=expect)
+
+    def tenants(self):
+        return self.call('alice-reader', 'GET', self.path + '/tenants',
+                         expect=200).json()['tenants']
+
+    def test_by_name_or_id_the_id_is_stored(self):
+        self.assertEqual({'tenants': sorted([ALICE, BOB])}, self.add('bob'))
+        self.assertEqual({'tenants': sorted([ALICE, BOB, CAROL])},
+                         self.add(CAROL))
+        self.add('Ops team (été)')
+        self.assertIn('e0000000000000000000000000000001', self.tenants())
+        self.remove('bob')
+        self.remove('Ops team (été)')
+        self.remove(CAROL)
+        self.assertEqual([ALICE], self.tenants())
+        # Not authorized (any more): nothing to do.
+        self.remove('bob')
+
+    def test_unknown_is_404_and_ambiguous_409_nothing_stored(self):
+        for value in ('garbage', 'f' * 32, 'Bob'):
+            error = self.add(value, expect=404)
+            self.assertEqual('ProjectNotFound', error['error_name'])
+            self.assertIn('"%s"' % value, error['error_message'])
+        error = self.add('twin', expect=409)
+        self.assertEqual('ProjectNameAmbiguous', error['error_name'])
+        self.assertIn('give the id', error['error_message'])
+        self.add('d0000000000000000000000000000002')
+        self.remove('d0000000000000000000000000000002')
+        self.assertEqual([ALICE], self.tenants())
+        error = self.remove('garbage', expect=404).json()
+        self.assertEqual('ProjectNotFound', error['error_name'])
+
+    def test_removing_what_keystone_no_longer_knows(self):
+        self.add(CAROL)
+        del self.keystone.projects[CAROL]
+        self.remove(CAROL)
+        self.assertEqual([ALICE], self.tenants())
+
+    def test_policy_first_then_keystone(self):
+        error = self.add('garbage', expect=404, token='bob-member')
+        self.assertEqual('PcloudNotFound', error['error_name'])
+        self.add('garbage', expect=403, token='alice-reader')
+        self.assertEqual([], self.keystone.calls)
+
+    def test_keystone_down_is_503_and_its_refusal_502(self):
+        self.keystone.fail_next(ks_exc.ConnectFailure('no keystone'))
+        error = self.add('bob', expect=503)
+        self.assertEqual('KeystoneUnreachable', error['error_name'])
+        self.assertEqual('Keystone cannot be reached; try again later.',
+                         error['error_message'])
+        self.keystone.fail_next(403)
+        error = self.add('bob', expect=502)
+        self.assertEqual('KeystoneError', error['error_name'])
+        self.assertEqual([ALICE], self.tenants())
+
+    def listed(self, token, **params):
+        return {p['id']: p for p in self.call(
+            token, 'GET', '/pclouds', params=params,
+            expect=200).json()['pclouds']}
+
+    def test_an_authorized_project_sees_it_without_its_hosts(self):
+        bobs = self.make_pcloud('bob-member', 'bobs')
+        self.assertEqual([bobs], list(self.listed('bob-member')))
+        self.call('bob-member', 'GET', self.path, expect=404)
+
+        self.add('bob')
+        self.add('carol')
+        seen = {'id': self.pcloud, 'name': 'mine', 'owner': ALICE,
+                'own': False, 'hosts': [], 'tenants': [BOB],
+                'cpu_allocation_ratio': None, 'ram_allocation_ratio': None}
+        listed = self.listed('bob-member')
+        self.assertEqual(seen, listed[self.pcloud])
+        self.assertTrue(listed[bobs]['own'])
+        self.assertEqual(seen, self.call('bob-member', 'GET', self.path,
+                                         expect=200).json()['pcloud'])
+        self.assertEqual({bobs, self.pcloud},
+                         set(self.listed('bob-member', project_id=BOB)))
+        self.assertEqual([self.pcloud],
+                         list(self.listed('bob-member', project_id=ALICE)))
+        # Its owner and admins see it whole.
+        owners = self.listed('alice-reader')[self.pcloud]
+        self.assertEqual((True, ['h1'], sorted([ALICE, BOB, CAROL])),
+                         (owners['own'], owners['hosts'], owners['tenants']))
+        admins = self.listed('admin', project_id=BOB)
+        self.assertEqual({bobs, self.pcloud}, set(admins))
+        self.assertEqual(['h1'], admins[self.pcloud]['hosts'])
+        self.assertFalse(admins[self.pcloud]['own'])
+
+        # Nothing else of it: 403 now that it knows the pcloud is there.
+        for method, path in (('GET', '/hosts'), ('GET', '/hosts/h1'),
+                             ('GET', '/tenants'),
+                             ('GET', '/allocation-ratios'),
+                             ('DELETE', '/tenants/%s' % BOB),
+                             ('DELETE', '')):
+            self.call('bob-member', method, self.path + path, expect=403)
+        for url in ('/pclouds', self.path):
+            text = self.call('bob-member', 'GET', url).text
+            for secret in ('h1', 'cn', 'example.com', CAROL):
+                self.assertNotIn(secret, text)
+
+        self.remove('bob')
+        self.assertEqual([bobs], list(self.listed('bob-member')))
+        self.call('bob-member', 'GET', self.path, expect=404)
+
+    def test_its_own_rule(self):
+        self.add('bob')
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as f:
+            f.write('"pcloud:pcloud:get_authorized": "!"\n')
+        policy.get_enforcer()   # registers [oslo_policy]
+        self.conf.set_override('policy_file', path, group='oslo_policy')
+        policy.reset()
+        self.assertEqual({}, self.listed('bob-member'))
+        self.call('bob-member', 'GET', self.path, expect=404)
+        self.call('alice-reader', 'GET', self.path, expect=200)
+
+
 # What the fuzzer sends.
 
 _SCALARS = (st.none() | st.booleans() | st.integers()
@@ -562,7 +729,7 @@ _QUERIES = st.dictionaries(
     st.text(max_size=20), max_size=3)
 
 
-class FuzzTest(api_base.PcloudAPITestCase):
+class FuzzTest(APITestCase):
     """Whatever comes, no route answers with a 5xx."""
 
     def test_no_route_fails_on_any_input(self):
@@ -571,10 +738,10 @@ class FuzzTest(api_base.PcloudAPITestCase):
         self.allocate(pcloud)
         known = {'flavor_id': ['big'], 'host': ['cn1', 'cn4'],
                  'pcloud_id': [pcloud], 'name': ['h1', 'h2'],
-                 'tenant_id': [ALICE, BOB]}
+                 'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(26, len(routes))
+        self.assertEqual(28, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 

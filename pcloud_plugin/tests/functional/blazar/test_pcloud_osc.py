@@ -15,8 +15,10 @@
 
 with our plugin loaded from its entry points, over HTTP to the in-process
 API (see pcloud_api_base), with token auth straight at its endpoint.
-Keystone's project lookups are answered by a fake identity client;
-Blazar's manager, behind the lease API, by mocks of its RPC calls.
+Keystone's project lookups are answered by a fake identity client (the
+caller's) and a fake Keystone (the Pcloud service's, which resolves the
+names a caller could not); Blazar's manager, behind the lease API, by
+mocks of its RPC calls.
 """
 
 import io
@@ -41,8 +43,10 @@ from keystoneclient.v3 import projects
 from openstackclient import shell
 from osc_lib import clientmanager
 
+from pcloud_plugin.clients import keystone as keystone_client
 from pcloud_plugin.osc import plugin
 from pcloud_plugin.tests.functional.blazar import pcloud_api_base as api_base
+from pcloud_plugin.tests.unit.pcloud import fake_keystone
 
 ALICE = api_base.ALICE
 BOB = api_base.BOB
@@ -95,12 +99,15 @@ def _project(project_id, name, domain_id='default'):
                                  domain_id=domain_id)
 
 
+PROJECTS = ((ALICE, 'alice'), (BOB, 'bob'),
+            (BOB.replace('b0b', 'cab'), 'carol'),
+            (CAROL_IN_D2, 'carol', 'd2'))
+
+
 class FakeIdentity(object):
     def __init__(self, forbidden=False):
         self.projects = FakeManager(projects.Project, [
-            _project(ALICE, 'alice'), _project(BOB, 'bob'),
-            _project(BOB.replace('b0b', 'cab'), 'carol'),
-            _project(CAROL_IN_D2, 'carol', 'd2')], forbidden)
+            _project(*p) for p in PROJECTS], forbidden)
         self.domains = FakeManager(domains.Domain, [
             types.SimpleNamespace(id='default', name='Default'),
             types.SimpleNamespace(id='d2', name='second')], forbidden)
@@ -123,6 +130,9 @@ class OSCTest(api_base.PcloudAPITestCase):
         self.identity = FakeIdentity()
         self.useFixture(fixtures.MockPatchObject(
             clientmanager.ClientManager, 'identity', self.identity))
+        self.keystone = fake_keystone.FakeKeystone(PROJECTS)
+        self.useFixture(fixtures.MockPatchObject(
+            keystone_client, 'get_adapter', return_value=self.keystone))
 
     def openstack(self, token, *args, expect=0):
         """Run one command; (exit code, stdout, stderr)."""
@@ -304,9 +314,10 @@ class OSCTest(api_base.PcloudAPITestCase):
         self.assertIn(warning('tenant remove', 'remove project'), err)
         self.assertEqual([ALICE], self.json('alice-reader', 'pcloud', 'show',
                                             'mine')['tenants'])
-        # Ids only, as before: a name is not looked up (bob's id).
+        # Not looked up by the command, as before; the service resolves a
+        # name: bob's id is stored.
         old('alice-member', 'tenant', 'add', 'mine', 'bob')
-        self.assertEqual(sorted([ALICE, 'bob']), self.json(
+        self.assertEqual(sorted([ALICE, BOB]), self.json(
             'alice-reader', 'pcloud', 'show', 'mine')['tenants'])
 
         out, err = old('alice-member', 'allocation', 'ratio', 'set', 'mine',
@@ -382,14 +393,49 @@ class OSCTest(api_base.PcloudAPITestCase):
                        'carol', '--project-domain', 'second')
         self.assertEqual(sorted([ALICE, CAROL_IN_D2]), projects())
 
-        # Keystone refuses the lookup: the value is taken as an id.
+        # Keystone refuses the caller the lookup (a member's): sent as
+        # given, the service resolves it; what it stores is the id.
         self.identity.projects.forbidden = True
         self.openstack('alice-member', 'pcloud', 'add', 'project', 'mine',
-                       BOB)
+                       'bob')
         self.assertEqual(sorted([ALICE, BOB, CAROL_IN_D2]), projects())
         self.openstack('alice-member', 'pcloud', 'remove', 'project', 'mine',
                        CAROL_IN_D2)
         self.assertEqual(sorted([ALICE, BOB]), projects())
+        self.openstack('alice-member', 'pcloud', 'remove', 'project', 'mine',
+                       'bob')
+        self.assertEqual([ALICE], projects())
+        _, _, err = self.openstack('alice-member', 'pcloud', 'add',
+                                   'project', 'mine', 'garbage', expect=1)
+        self.assertIn('HTTP 404', err)
+        self.assertIn('Keystone has no project with the id or name '
+                      '"garbage"', err)
+        # Its domain is not sent: a name of two domains wants the id.
+        _, _, err = self.openstack('alice-member', 'pcloud', 'add',
+                                   'project', 'mine', 'carol', expect=1)
+        self.assertIn('HTTP 409', err)
+        self.assertIn('give the id', err)
+        self.assertEqual([ALICE], projects())
+
+    def test_an_authorized_project_lists_and_shows_it(self):
+        self.scoped_logins()
+        self.make_pool(hosts=('cn1',))
+        mine = self.make_pcloud()
+        self.allocate(mine)
+        self.identity.projects.forbidden = True
+        self.openstack('alice-member', 'pcloud', 'add', 'project', 'mine',
+                       'bob')
+        listed = self.json('bob-member', 'pcloud', 'list', '--long')
+        self.assertEqual(
+            [{'ID': mine, 'Name': 'mine', 'Owner': ALICE, 'Hosts': [],
+              'Projects': [BOB], 'CPU Allocation Ratio': None,
+              'RAM Allocation Ratio': None}], listed)
+        shown = self.json('bob-member', 'pcloud', 'show', 'mine')
+        self.assertEqual((mine, False, []),
+                         (shown['id'], shown['own'], shown['hosts']))
+        _, _, err = self.openstack('bob-member', 'pcloud', 'host', 'list',
+                                   'mine', expect=1)
+        self.assertIn('HTTP 403', err)
 
     def test_set_and_unset_allocation_ratios(self):
         self.make_pool(hosts=('cn1',))

@@ -179,7 +179,8 @@ class PcloudTests(ServiceTestCase):
         self.assertEqual({'id': made['id'], 'name': 'my cloud',
                           'owner': 'alice', 'tenants': ['alice'],
                           'cpu_allocation_ratio': None,
-                          'ram_allocation_ratio': None, 'hosts': []}, made)
+                          'ram_allocation_ratio': None, 'hosts': [],
+                          'own': True}, made)
         agg, = self.nova.aggregates.list()
         self.assertEqual('Pcloud:' + made['id'], agg.name)
         self.assertEqual('pcloud-tenant', agg.metadata['pcloud:alice'])
