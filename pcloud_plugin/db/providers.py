@@ -357,6 +357,14 @@ def get_traits(session, uuid):
             _RP_TRAIT.c.resource_provider_id == row['id'])).scalars())
 
 
+@db_api.reading
+def traits_in_use(session):
+    """The names of the traits some provider has, sorted."""
+    return sorted(set(session.execute(
+        sa.select(_TRAIT.c.name).join(
+            _RP_TRAIT, _RP_TRAIT.c.trait_id == _TRAIT.c.id)).scalars()))
+
+
 @db_api.writer_with_cas_retry
 def set_traits(session, uuid, traits):
     row = provider_row(session, uuid)

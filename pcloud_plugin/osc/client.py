@@ -27,6 +27,7 @@ RATIOS = 'allocation-ratios'
 OFFERINGS = 'pcloud-offerings'
 ALLOCATIONS = 'pcloud-allocations'
 LEASE_STATES = 'pcloud-leases'
+HINTS = 'pcloud-hints'
 HOST_RESOURCE_TYPE = 'pcloud:host'
 
 
@@ -252,6 +253,10 @@ class Client(object):
 
     def show_lease_state(self, lease_id):
         return self._request('GET', _path(LEASE_STATES, lease_id))['lease']
+
+    def show_lease_hints(self):
+        """What a lease of the caller's project may ask for."""
+        return self._request('GET', _path(HINTS))['hints']
 
     # Offerings and allocations.
 

@@ -12,9 +12,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""openstack pcloud lease create / set / show / list: whole-host leases
+"""openstack pcloud lease create / set / show / list / hints: whole-host
 
-into a pcloud, and any lease's state as seeds/001 names it.
+leases into a pcloud, any lease's state as seeds/001 names it, and what
+a lease may ask for.
 
 Blazar's own ``openstack reservation lease create --reservation`` and
 ``lease set --reservation`` cannot send a string value for a resource
@@ -156,6 +157,20 @@ class ListLeases(command.Lister):
                  lease['start_date'], lease['end_date'])
                 for lease in client.list_lease_states(parsed_args.project)]
         return [c.replace('_', ' ').title() for c in self.columns], rows
+
+
+class ShowLeaseHints(command.ShowOne):
+    """Show what a lease may ask for (seeds/001's hints): each
+
+    reservation type's terms, the host flavors, availability zones,
+    pclouds and traits on offer, and the limits your project is held to.
+    """
+
+    def take_action(self, parsed_args):
+        found = common.client(self).show_lease_hints()
+        return common.show_one(found, dict.fromkeys(
+            (k for k, v in found.items() if isinstance(v, dict)),
+            format_columns.DictColumn))
 
 
 class SetHostLease(command.Command):

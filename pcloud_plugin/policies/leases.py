@@ -19,6 +19,7 @@ from pcloud_plugin.policies import base
 
 COLLECTION = '/v1/pcloud-leases'
 RESOURCE = COLLECTION + '/{lease_id}'
+HINTS = '/v1/pcloud-hints'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -32,6 +33,13 @@ rules = [
         name='pcloud:lease:list_all_projects', check_str=base.ADMIN,
         description='List the leases of any project (project_id query).',
         operations=[{'method': 'GET', 'path': COLLECTION}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name='pcloud:lease:hints', check_str=base.ANY_READER,
+        description='Show what a lease may ask for: the terms of each '
+        'reservation type, the host flavors, zones, pclouds and traits '
+        "on offer, and the limits the caller's project is held to.",
+        operations=[{'method': 'GET', 'path': HINTS}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
         name='pcloud:lease:get', check_str=base.ADMIN_OR_PROJECT_READER,

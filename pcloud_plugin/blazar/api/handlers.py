@@ -37,12 +37,15 @@ from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as pcloud_context
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import service as service_mod
+from pcloud_plugin import quota
 from pcloud_plugin.reservations import allocations
+from pcloud_plugin.reservations import hints as hints_mod
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import offerings
@@ -482,3 +485,25 @@ class API(object):
                 raise exception.LeaseNotFound(lease_id=lease_id)
             raise exception.PolicyNotAuthorized(action='pcloud:lease:get')
         return lease
+
+    def lease_hints(self, ctx):
+        """What the caller's project may ask a lease for (reservations.
+
+        hints), and the limits it is held to.
+        """
+        policy.authorize(ctx, 'pcloud:lease:hints', _own(ctx))
+        admin = pcloud_context.get_admin_context()
+        limits = {name: quota.LIMITS.limit(ctx.project_id, name)
+                  for name in (quota.HOST_UNITS,) + quota.INSTANCE_RESOURCES}
+        try:
+            nova_quota = resources.NovaObjects(
+                self.service.nova).instance_quota(ctx.project_id)
+        except cloud_mod.NOVA_FAILURES as e:
+            raise cloud_mod.nova_failure('read the quotas', e)
+        limits.update(('nova_' + name, limit)
+                      for name, limit in nova_quota.items())
+        return hints_mod.hints(
+            host_requests.Pools(self._aggregates(),
+                                CONF.pcloud.default_availability_zone),
+            self.list_host_flavors(ctx), self.list_pclouds(ctx),
+            db_providers.traits_in_use(admin), limits)

@@ -447,3 +447,10 @@ def leases_list(ctx, query):
 @route('GET', LEASES + '/<lease_id>')
 def leases_show(ctx, query, lease_id):
     return {'lease': _api.show_lease(ctx, lease_id)}
+
+
+# What a lease may ask for (seeds/001's hints), to any reader.
+
+@route('GET', '/pcloud-hints')
+def hints_show(ctx, query):
+    return {'hints': _api.lease_hints(ctx)}

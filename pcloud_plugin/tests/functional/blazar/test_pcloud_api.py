@@ -741,7 +741,7 @@ class FuzzTest(APITestCase):
                  'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(28, len(routes))
+        self.assertEqual(29, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 

@@ -105,6 +105,16 @@ class _Aggregates(_Manager):
             del self._nova.aggregates_by_id[agg['id']]
 
 
+class _Quotas(_Manager):
+    """os-quota-sets: none unless quota_sets says ({project: {...}})."""
+
+    def get(self, project_id):
+        with self._nova.call():
+            return types.SimpleNamespace(**dict(
+                {'instances': -1, 'cores': -1},
+                **self._nova.quota_sets.get(project_id, {})))
+
+
 class _Services(_Manager):
 
     def list(self, host=None, binary=None):
@@ -172,6 +182,8 @@ class FakeNova(object):
         self.aggregates = _Aggregates(self)
         self.services = _Services(self)
         self.hypervisors = _Hypervisors(self)
+        self.quota_sets = {}
+        self.quotas = _Quotas(self)
 
     def add_compute(self, host, node=None, status='disabled', servers=()):
         self.computes[host] = {'id': 'svc-%s' % host, 'host': host,
