@@ -52,17 +52,23 @@ LEASE_ID = re.compile(r'^[A-Za-z0-9-]{1,36}$')
 _UNSTORABLE = re.compile('[\U00010000-\U0010FFFF]')
 
 
-@functools.lru_cache(maxsize=None)
 def resource_types():
     """{resource type: its terms} of the plugins blazar.conf [manager]
 
     plugins names (Blazar's manager refuses any other type with a 500);
     the terms are None for a plugin not ours (Blazar checks its own).
     """
+    return _plugins_types(tuple(CONF.manager.plugins))
+
+
+# Kept by the plugins named: a configuration read again (a test's, or a
+# reload) may name others.
+@functools.lru_cache(maxsize=8)
+def _plugins_types(names):
     found = {}
     for entry in importlib.metadata.entry_points(
             group='blazar.resource.plugins'):
-        if entry.name not in CONF.manager.plugins:
+        if entry.name not in names:
             continue
         try:
             plugin = entry.load()

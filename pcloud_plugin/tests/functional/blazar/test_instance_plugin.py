@@ -226,8 +226,9 @@ class LeaseAPITests(base.BlazarAPITestCase):
         self.client.lease.delete(lease['id'])
         self.assertEqual([], self.client.lease.list())
         self.assertIsNone(self.claims(rid))
-        # Nothing was ever made in Nova: only pclouds were looked up.
-        self.assertEqual({'aggregates.list'},
+        # Nothing was ever made in Nova: only pclouds and the project's
+        # quota were looked up.
+        self.assertEqual({'aggregates.list', 'quotas.get'},
                          {call for call, _a, _k in self.nova.calls})
 
 
