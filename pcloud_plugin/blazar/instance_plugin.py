@@ -41,6 +41,7 @@ import threading
 
 from blazar import context as blazar_context
 from blazar.db import api as blazar_db
+from blazar.db.sqlalchemy import models as blazar_models
 from blazar.manager import exceptions as mgr_exc
 from blazar.utils.openstack import nova as blazar_nova
 from oslo_log import log as logging
@@ -71,6 +72,12 @@ CONF = conf.CONF
 RESOURCE_TYPE = 'virtual:instance'
 PARAMS = slots_mod.PARAMS
 _NONE = ('none', 'null', '')
+# Nova's availability zone names (aggregate metadata values).
+_ZONE_LENGTH = 255
+# What Blazar's instance_reservations table shows of a reservation: the
+# rest of its terms (availability_zone) are ours only.
+_BLAZAR_COLUMNS = frozenset(
+    c.name for c in blazar_models.InstanceReservations.__table__.columns)
 
 
 def _validate_int(values, name, minimum):
@@ -110,8 +117,20 @@ def parse_params(values, current=None):
         slots_mod.parse_properties(props)
     except exception.Invalid as e:
         raise mgr_exc.MalformedRequirements(rqrms=e.message)
+    zone = merged['availability_zone']
+    if zone is not None and not (isinstance(zone, str)
+                                 and len(zone) <= _ZONE_LENGTH):
+        raise mgr_exc.MalformedParameter(
+            param='availability_zone (a zone name of at most %d '
+                  'characters, got %r)' % (_ZONE_LENGTH, zone))
+    # Whether the zone exists is for placing to say (InvalidTerm).
+    params['availability_zone'] = None if zone in (None, '') else zone
     params['resource_properties'] = props
     return params
+
+
+def _shown_by_blazar(values):
+    return {k: v for k, v in values.items() if k in _BLAZAR_COLUMNS}
 
 
 def _is_admin():
@@ -180,7 +199,8 @@ class VirtualInstancePlugin(instance_updates.Updates,
         """
         return instance_claims.SlotClaims(
             self._ctx(), self.promises(), self.mirror(),
-            self.nova().pcloud_exclusions, explain_usage=_is_admin())
+            self.nova().pcloud_exclusions, explain_usage=_is_admin(),
+            aggregate_zones=self.nova().aggregate_zones)
 
     # --- admission -------------------------------------------------------
 
@@ -255,8 +275,8 @@ class VirtualInstancePlugin(instance_updates.Updates,
         plan = slot_claims.claim(reservation_id, request, start, end,
                                  first=first)
         try:
-            display = blazar_db.instance_reservation_create(dict(
-                params, reservation_id=reservation_id))
+            display = blazar_db.instance_reservation_create(
+                _shown_by_blazar(dict(params, reservation_id=reservation_id)))
             res_db.create(self._ctx(), reservation_id, dict(
                 params, lease_id=values['lease_id'],
                 project_id=project_id, resource_id=display['id'],
@@ -305,7 +325,8 @@ class VirtualInstancePlugin(instance_updates.Updates,
     # --- what Blazar shows -----------------------------------------------
 
     def _show(self, resource_id, values):
-        blazar_db.instance_reservation_update(resource_id, values)
+        blazar_db.instance_reservation_update(resource_id,
+                                              _shown_by_blazar(values))
 
     def _allocations(self, hosts=None, lease_id=None, reservation_id=None):
         found = collections.defaultdict(list)

@@ -322,6 +322,11 @@ class SlotIndex:
                  for t in self.traits), bool, n)
         for agg in request.forbidden_aggregates:
             usable[self.in_aggregate.get(agg, [])] = False
+        if request.member_of:
+            member = np.zeros(n, dtype=bool)
+            for agg in request.member_of:
+                member[self.in_aggregate.get(agg, [])] = True
+            usable &= member
         count[~usable] = 0
         if max_candidates is not None and np.count_nonzero(
                 count) > max_candidates:

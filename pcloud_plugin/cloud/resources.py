@@ -297,6 +297,12 @@ class NovaObjects:
                        partition.blazar_hosts(
                            aggregates, CONF.pcloud.blazar_freepool_name))
 
+    def aggregate_zones(self):
+        """[(uuid, availability zone or None)] of Nova's aggregates."""
+        return [(getattr(agg, 'uuid', None),
+                 getattr(agg, 'availability_zone', None))
+                for agg in self.nova.aggregates.list()]
+
     def instance_quota(self, project_id):
         """{'instances': n, 'cores': n} Nova lets the project run (below
 

@@ -191,6 +191,8 @@ class InstanceReservation(BASE, models.TimestampMixin):
     # True: one host, False: distinct hosts, None: packed.
     affinity = sa.Column(sa.Boolean, nullable=True)
     resource_properties = sa.Column(sa.Text, nullable=True)
+    # None: any zone.
+    availability_zone = sa.Column(sa.String(255), nullable=True)
     start_time = sa.Column(sa.DateTime, nullable=False)
     end_time = sa.Column(sa.DateTime, nullable=False)
     # reserved -> active -> ending (clean-up left to retry) -> row deleted

@@ -42,8 +42,8 @@ ENDING = 'ending'
 
 _FIELDS = ('lease_id', 'project_id', 'resource_id', 'vcpus', 'memory_mb',
            'disk_gb', 'amount', 'affinity', 'resource_properties',
-           'start_time', 'end_time', 'state', 'resource_class', 'flavor_id',
-           'aggregate_id', 'server_group_id')
+           'availability_zone', 'start_time', 'end_time', 'state',
+           'resource_class', 'flavor_id', 'aggregate_id', 'server_group_id')
 
 
 class ReservationNotFound(exception.NotFound):

@@ -48,6 +48,8 @@ INSTANCE_TERMS = {
     'resource_properties': 'Placement traits in Blazar\'s syntax: '
                            '["=", "$TRAIT", "true"|"false"], combined '
                            'with ["and", ...] (traits); default none',
+    'availability_zone': 'only hosts of this zone (availability_zones); '
+                         'default any',
 }
 
 LEASE_TERMS = {

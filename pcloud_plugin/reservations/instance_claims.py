@@ -64,16 +64,19 @@ class SlotClaims:
         Placement moved under a plan
     :param exclusions: () -> (aggregate uuids, host names) no instance
         slot may use (pclouds, host flavor pools)
+    :param aggregate_zones: () -> [(aggregate uuid, its availability
+        zone or None)], for a reservation that names a zone
     :param explain_usage: whether a refusal may say when other
         reservations hold the capacity (the caller is an admin)
     """
 
     def __init__(self, ctx, promises, mirror, exclusions,
-                 explain_usage=False):
+                 explain_usage=False, aggregate_zones=list):
         self.ctx = ctx
         self.promises = promises
         self.mirror = mirror
         self.exclusions = exclusions
+        self.aggregate_zones = aggregate_zones
         self.explain_usage = explain_usage
 
     def request(self, params, amount=None):
@@ -81,11 +84,18 @@ class SlotClaims:
         required, forbidden = slots_mod.parse_properties(
             params['resource_properties'])
         aggregates, hosts = self.exclusions()
+        member_of = ()
+        zone = params.get('availability_zone')
+        if zone:
+            member_of, outside = slots_mod.zone_aggregates(
+                self.aggregate_zones(), zone,
+                CONF.pcloud.default_availability_zone)
+            aggregates = frozenset(aggregates) | outside
         return slots_mod.SlotRequest(
             slots_mod.per_slot(params), amount or params['amount'],
             affinity=params['affinity'], required=required,
             forbidden=forbidden, forbidden_aggregates=aggregates,
-            excluded_hosts=hosts)
+            excluded_hosts=hosts, member_of=member_of)
 
     def place(self, request, start, end, discounted=None, consumer=None,
               **kwargs):

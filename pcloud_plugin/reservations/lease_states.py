@@ -36,7 +36,7 @@ INSTANCE_TYPE = 'virtual:instance'
 HOST_TERMS = ('amount', 'host_flavor', 'pcloud_id', 'lease_type', 'timeout',
               'availability_zone', 'required_traits')
 INSTANCE_TERMS = ('amount', 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
-                  'resource_properties')
+                  'resource_properties', 'availability_zone')
 # An instance reservation's record state, as seeds/001 names it.
 _INSTANCE_STATES = {res_db.RESERVED: INACTIVE, res_db.ACTIVE: ACTIVE,
                     res_db.ENDING: ENDED}

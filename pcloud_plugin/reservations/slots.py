@@ -45,8 +45,9 @@ from pcloud_plugin import exception
 # value of each term a request may leave out (seeds/003's example has no
 # resource_properties; python-blazarclient sends affinity "None").
 PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
-          'resource_properties')
-OPTIONAL = {'affinity': None, 'resource_properties': ''}
+          'resource_properties', 'availability_zone')
+OPTIONAL = {'affinity': None, 'resource_properties': '',
+            'availability_zone': None}
 _STANDARD_TRAITS = frozenset(os_traits.get_traits())
 _TRUE = ('true', 'yes', '1', 'required')
 _FALSE = ('false', 'no', '0', 'forbidden')
@@ -70,10 +71,13 @@ class SlotRequest:
     :param forbidden_aggregates: aggregate uuids whose hosts are never
         used (pclouds and host flavor pools)
     :param excluded_hosts: host names or root provider uuids never used
+    :param member_of: aggregate uuids one of which a host must be in
+        (an availability zone's); empty: any host
     """
 
     def __init__(self, resources, amount, affinity=None, required=(),
-                 forbidden=(), forbidden_aggregates=(), excluded_hosts=()):
+                 forbidden=(), forbidden_aggregates=(), excluded_hosts=(),
+                 member_of=()):
         self.resources = {rc: n for rc, n in resources.items() if n}
         self.amount = amount
         self.affinity = affinity
@@ -81,13 +85,18 @@ class SlotRequest:
         self.forbidden = frozenset(forbidden)
         self.forbidden_aggregates = frozenset(forbidden_aggregates)
         self.excluded_hosts = frozenset(excluded_hosts)
+        self.member_of = frozenset(member_of)
 
     def candidates_request(self):
-        """One slot, as Nova asks Placement for one instance."""
+        """One slot, as Nova asks Placement for one instance (an
+
+        availability zone as Nova's prefilter asks it: member_of).
+        """
         return request_mod.CandidatesRequest(groups={
             request_mod.UNSUFFIXED: request_mod.RequestGroup(
                 resources=self.resources, required=sorted(self.required),
                 forbidden=self.forbidden,
+                member_of=[self.member_of] if self.member_of else (),
                 forbidden_aggregates=self.forbidden_aggregates)})
 
     def describe(self):
@@ -455,6 +464,8 @@ def shortage(forest, request):
         if (root in request.excluded_hosts
                 or top.name in request.excluded_hosts
                 or aggregates & request.forbidden_aggregates
+                or (request.member_of
+                    and not aggregates & request.member_of)
                 or not request.required <= traits
                 or traits & request.forbidden):
             continue
@@ -470,6 +481,31 @@ def shortage(forest, request):
         if worst is None or ratio < worst[0]:
             worst = (ratio, rc, free, needed, providers)
     return worst[1:]
+
+
+def zone_aggregates(aggregate_zones, zone, default_zone):
+    """(member_of, forbidden) aggregate uuids for slots in ``zone``.
+
+    ``aggregate_zones``: (uuid, zone or None) of Nova's aggregates. A host
+    is in the zone of its aggregate that has one, else in the default
+    zone: a named zone's hosts are those of its aggregates (as Nova's
+    availability-zone prefilter asks Placement), the default zone's
+    those in no aggregate of another zone. InvalidTerm for a zone no
+    aggregate has (but the default).
+    """
+    zones = collections.defaultdict(set)
+    for uuid, its_zone in aggregate_zones:
+        if its_zone and uuid:
+            zones[its_zone].add(uuid)
+    if zone == default_zone:
+        return frozenset(), frozenset().union(
+            *(uuids for z, uuids in zones.items() if z != default_zone))
+    if zone not in zones:
+        raise exception.InvalidTerm(
+            param='availability_zone (no availability zone %r in this '
+                  'cloud; its zones: %s)' % (
+                      zone, ', '.join(sorted(set(zones) | {default_zone}))))
+    return frozenset(zones[zone]), frozenset()
 
 
 def per_slot(params):

@@ -256,11 +256,11 @@ class BlazarTestCase(base.LedgerTestCase):
 
     @staticmethod
     def reservation(amount, vcpus=2, memory_mb=1024, disk_gb=10,
-                    affinity=None, resource_properties=''):
-        return {'resource_type': 'virtual:instance', 'vcpus': vcpus,
-                'memory_mb': memory_mb, 'disk_gb': disk_gb,
-                'amount': amount, 'affinity': affinity,
-                'resource_properties': resource_properties}
+                    affinity=None, resource_properties='', **terms):
+        return dict({'resource_type': 'virtual:instance', 'vcpus': vcpus,
+                     'memory_mb': memory_mb, 'disk_gb': disk_gb,
+                     'amount': amount, 'affinity': affinity,
+                     'resource_properties': resource_properties}, **terms)
 
     def create_lease(self, *reservations, start=60, end=120, name=None):
         """A lease through the manager, as an API worker's RPC call."""

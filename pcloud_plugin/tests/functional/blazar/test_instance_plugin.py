@@ -311,6 +311,36 @@ class PlacementTests(base.BlazarTestCase):
                           self.reservation(1, resource_properties=(
                               '[">=", "$memory_mb", "4096"]')))
 
+    def test_an_availability_zone_takes_only_its_hosts(self):
+        # As Nova does: the zone is an aggregate's, mirrored in Placement.
+        zone = self.nova.aggregates.create('zone-1', 'az1')
+        zone.hosts.append('cn1')
+        self.placement.set_aggregates(self.hosts['cn1'], [zone.uuid])
+        self.sync()
+        lease = self.create_lease(self.reservation(
+            3, availability_zone='az1'))
+        e = self.assertRaises(mgr_exc.NotEnoughHostsAvailable,
+                              self.create_lease, self.reservation(
+                                  2, affinity=False, availability_zone='az1'))
+        self.assertIn('Only 1 of 2 slots fit', str(e))
+        rid = _reservation_of(lease)['id']
+        row = res_db.get(self.context, rid)
+        self.assertEqual(('az1', ['cn1']), (
+            row['availability_zone'], [s['host_name'] for s in row['slots']]))
+        # The default zone: the hosts in no other zone's aggregate.
+        other = self.create_lease(self.reservation(
+            2, affinity=True, availability_zone='nova'))
+        self.assertEqual(['cn2'], [s['host_name'] for s in res_db.get(
+            self.context, _reservation_of(other)['id'])['slots']])
+        e = self.assertRaises(mgr_exc.MalformedParameter, self.create_lease,
+                              self.reservation(1, availability_zone='nowhere'))
+        self.assertIn("availability_zone (no availability zone 'nowhere' in "
+                      'this cloud; its zones: az1, nova)', str(e))
+        # Once started, the zone's hosts serve the reserved flavor.
+        self.start(lease['id'])
+        self.assertEqual(['cn1'], self.nova.aggregate_objs[
+            res_db.get(self.context, rid)['aggregate_id']].hosts)
+
 
 class UpdateTests(base.BlazarTestCase):
 

@@ -124,8 +124,8 @@ class BodyTests(LeaseGuardTestCase):
     def test_a_term_no_reservation_of_the_type_has_is_400_naming_it(self):
         # Each was accepted and ignored: the lease meant less than asked.
         for reservation, field in (
-                (dict(self.reservation(1), availability_zone='nowhere'),
-                 'reservations.0.availability_zone'),
+                (dict(self.reservation(1), region='nowhere'),
+                 'reservations.0.region'),
                 (self.hosts_res(1, vcpus=64), 'reservations.0.vcpus'),
                 (self.hosts_res(1, hypervisor_properties='["=", "$a", 1]'),
                  'reservations.0.hypervisor_properties'),

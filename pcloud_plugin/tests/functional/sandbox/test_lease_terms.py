@@ -14,9 +14,12 @@
 
 """Lease terms mean what they say, in the sandbox: a term no reservation
 
-of the type has is refused naming it (through Blazar's own client, as a
-tenant writes it), and seeds/003's request body is admitted as printed.
+of the type has is refused naming it, an availability zone takes only
+its hosts (and one the cloud lacks is refused), and seeds/003's request
+body is admitted as printed.
 """
+
+import time
 
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
@@ -33,8 +36,8 @@ class LeaseTerms(test_capacity_truth._Capacity):
         # terms it knows of virtual:instance, and a pcloud:host string
         # value not at all (osc.leases).
         for reservation, field in (
-                (dict(self._slot(64), availability_zone='nowhere'),
-                 'reservations.0.availability_zone'),
+                (dict(self._slot(64), region='nowhere'),
+                 'reservations.0.region'),
                 ({'resource_type': 'pcloud:host', 'amount': 1,
                   'host_flavor': 'any', 'pcloud_id': 'any', 'vcpus': 64},
                  'reservations.0.vcpus')):
@@ -82,3 +85,40 @@ class LeaseTerms(test_capacity_truth._Capacity):
         self.assertEqual([(4, 1, 'INACTIVE')], [
             (r['vcpus'], r['amount'], r['state'])
             for r in shown['reservations']])
+
+    def test_an_availability_zone_places_and_boots_only_on_its_hosts(self):
+        zone_host = self.computes[0]
+        agg = self.nova.aggregates.create('terms-zone', 'terms-az')
+        self.addCleanup(self.nova.aggregates.delete, agg.id)
+        self.nova.aggregates.add_host(agg.id, zone_host)
+        self.addCleanup(self.nova.aggregates.remove_host, agg.id, zone_host)
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.alt._request, 'POST', '/leases',
+            {'name': 'terms-nowhere', 'start_date': 'now', 'events': [],
+             'end_date': _minute(hours=1),
+             'reservations': [dict(self._slot(64),
+                                   availability_zone='nowhere')]})
+        self.assertEqual(400, refused.code, refused)
+        self.assertIn("no availability zone 'nowhere'", str(refused))
+        self.assertIn('terms-az', str(refused))
+        # Nova writes the host's aggregate into Placement; blazar-manager's
+        # mirror reads it on its next pass: until then no host is in the
+        # zone as the ledger knows it (409).
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                lease = self._lease(self.alt, dict(
+                    self._slot(64), amount=2, availability_zone='terms-az'))
+                break
+            except pcloud_client.PcloudError as e:
+                self.assertEqual(409, e.code, e)
+                self.assertLess(time.monotonic(), deadline,
+                                'the zone never had room: %s' % e)
+                time.sleep(2)
+        self.assertEqual([zone_host], self._slot_hosts(lease))
+        self._settled(lease, common.ALT_USER, 'ACTIVE')
+        rid = fixture.reservation_of(self.sandbox, lease['id'])
+        for n in range(2):
+            server = fixture.boot(self, self.cli, 'terms-zone-%d' % n, rid,
+                                  common.ALT_USER)
+            self.assertEqual(zone_host, server['OS-EXT-SRV-ATTR:host'])

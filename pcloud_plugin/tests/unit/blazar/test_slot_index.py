@@ -106,7 +106,9 @@ class IndexedPlacementTests(base.LedgerTestCase):
             forbidden=['CUSTOM_FAST'] if traits == 'forbidden' else (),
             forbidden_aggregates=([PCLOUD_AGG] if rng.random() < 0.5
                                   else ()),
-            excluded_hosts=rng.sample(uuids, rng.choice((0, 0, 1))))
+            excluded_hosts=rng.sample(uuids, rng.choice((0, 0, 1))),
+            # An availability zone's aggregate, as Nova's prefilter asks.
+            member_of=[PCLOUD_AGG] if rng.random() < 0.25 else ())
 
     @staticmethod
     def _result_of(place):

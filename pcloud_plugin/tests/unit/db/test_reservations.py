@@ -53,6 +53,7 @@ class RecordTests(base.LedgerTestCase):
         self.assertEqual(dict(self.values(), reservation_id='r1',
                               state=res_db.RESERVED, affinity=None,
                               resource_properties=None, flavor_id=None,
+                              availability_zone=None,
                               aggregate_id=None, server_group_id=None,
                               slots=row['slots']), row)
         self.assertEqual(row, res_db.get_by_resource_id(self.context,

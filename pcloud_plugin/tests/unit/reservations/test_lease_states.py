@@ -39,7 +39,8 @@ def _instance_row(rid, state, lease_id='L1', start=T0):
     return {'reservation_id': rid, 'lease_id': lease_id, 'project_id': 'p',
             'state': state, 'start_time': start, 'end_time': start + HOUR,
             'vcpus': 2, 'memory_mb': 1024, 'disk_gb': 1, 'amount': 3,
-            'affinity': None, 'resource_properties': ''}
+            'affinity': None, 'resource_properties': '',
+            'availability_zone': None}
 
 
 class LeaseStateTests(base.TestCase):

@@ -46,7 +46,7 @@ def host(name, vcpu=8, memory=4096, disk=100, usage=None, parent=None,
 def place(providers, amount, affinity=None, slot=SLOT, **kwargs):
     request_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
                       if k in ('required', 'forbidden', 'excluded_hosts',
-                               'forbidden_aggregates')}
+                               'forbidden_aggregates', 'member_of')}
     request = slots.SlotRequest(slot, amount, affinity=affinity,
                                 **request_kwargs)
     return slots.place(forest_mod.ProviderForest(providers), request,
@@ -195,6 +195,31 @@ class ConstraintTests(base.BaseTestCase):
                       host('pool', aggregates=[pool])], 4,
                      excluded_hosts={'pc'}, forbidden_aggregates={pool})
         self.assertEqual({'a': 4}, plan.hosts)
+
+    def test_a_zone_takes_only_hosts_of_its_aggregates(self):
+        zone = '6b4d9f47-7b1e-4e63-8a2f-9a2c3d4e5f60'
+        plan = place([host('a'), host('z1', aggregates=[zone]),
+                      host('z2', aggregates=[zone])], 2, affinity=False,
+                     member_of={zone})
+        self.assertEqual({'z1': 1, 'z2': 1}, plan.hosts)
+        self.assertRaises(slots.SlotsUnavailable, place,
+                          [host('a'), host('z1', aggregates=[zone])], 2,
+                          affinity=False, member_of={zone})
+
+    def test_zone_aggregates(self):
+        zones = [('agg-1', 'az1'), ('agg-2', 'az1'), ('agg-3', 'az2'),
+                 ('agg-4', None), ('agg-5', 'nova')]
+        self.assertEqual((frozenset({'agg-1', 'agg-2'}), frozenset()),
+                         slots.zone_aggregates(zones, 'az1', 'nova'))
+        # The default zone: hosts in no other zone's aggregate.
+        self.assertEqual((frozenset(), frozenset({'agg-1', 'agg-2',
+                                                  'agg-3'})),
+                         slots.zone_aggregates(zones, 'nova', 'nova'))
+        refused = self.assertRaises(exception.InvalidTerm,
+                                    slots.zone_aggregates, zones,
+                                    'nowhere', 'nova')
+        self.assertIn("no availability zone 'nowhere' in this cloud; its "
+                      'zones: az1, az2, nova', refused.message)
 
     def test_required_and_forbidden_traits(self):
         providers = [host('plain'), host('avx', traits=['HW_CPU_X86_AVX2']),
