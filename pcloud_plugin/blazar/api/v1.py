@@ -232,6 +232,22 @@ def _error(code, message, name):
                           'error_name': name})
 
 
+# Another service failed a request: what the caller is told (the first
+# that matches; the logs have the rest).
+_UPSTREAM_FAILURES = (
+    (exception.NovaUnreachable, 'Nova cannot be reached; try again later.'),
+    (exception.NovaError, 'Nova refused or failed a call the request '
+                          'needed; see the service logs.'),
+    (exception.PlacementUnreachable, 'Placement cannot be reached; try '
+                                     'again later.'),
+    (exception.KeystoneUnreachable, 'Keystone cannot be reached; try again '
+                                    'later.'),
+    (exception.KeystoneError, 'Keystone refused or failed a look-up the '
+                              'request needed; see the service logs.'),
+)
+_UPSTREAM = tuple(kind for kind, _said in _UPSTREAM_FAILURES)
+
+
 def _view(func, status, body_schema, query_schema):
     def view(**path):
         try:
@@ -243,28 +259,11 @@ def _view(func, status, body_schema, query_schema):
                 result = func(ctx, **kwargs)
         except http_exc.HTTPException:
             raise
-        except exception.NovaUnreachable as e:
+        except _UPSTREAM as e:
             LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, 'Nova cannot be reached; try again '
-                          'later.', type(e).__name__)
-        except exception.NovaError as e:
-            LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, 'Nova refused or failed a call the '
-                          'request needed; see the service logs.',
-                          type(e).__name__)
-        except exception.PlacementUnreachable as e:
-            LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, 'Placement cannot be reached; try again '
-                          'later.', type(e).__name__)
-        except exception.KeystoneUnreachable as e:
-            LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, 'Keystone cannot be reached; try again '
-                          'later.', type(e).__name__)
-        except exception.KeystoneError as e:
-            LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, 'Keystone refused or failed a look-up '
-                          'the request needed; see the service logs.',
-                          type(e).__name__)
+            return _error(e.code, next(
+                said for kind, said in _UPSTREAM_FAILURES
+                if isinstance(e, kind)), type(e).__name__)
         except exception.PcloudException as e:
             if e.code >= 500:
                 LOG.exception('Pcloud API call failed')

@@ -68,8 +68,8 @@ class APITestCase(api_base.PcloudAPITestCase):
             keystone_client, 'get_adapter', return_value=self.keystone))
 
 
-class PolicyTest(APITestCase):
-    """Each rule lets in whom it should and no one else."""
+class _OnePcloud(APITestCase):
+    """alice's pcloud (``path``), with a host allocated."""
 
     def setUp(self):
         super().setUp()
@@ -77,6 +77,10 @@ class PolicyTest(APITestCase):
         self.pcloud = self.make_pcloud()
         self.allocate(self.pcloud)
         self.path = '/pclouds/%s' % self.pcloud
+
+
+class PolicyTest(_OnePcloud):
+    """Each rule lets in whom it should and no one else."""
 
     def check(self, method, path, allowed, denied, json=None,
               allowed_status=None, denied_status=403):
@@ -541,18 +545,11 @@ class StateTest(APITestCase):
         self.assertEqual('QuotaExceeded', error['error_name'])
 
 
-class ProjectsTest(APITestCase):
+class ProjectsTest(_OnePcloud):
     """Projects authorized by id or name, resolved by the service in
 
     Keystone; what an authorized project sees of the pcloud.
     """
-
-    def setUp(self):
-        super().setUp()
-        self.make_pool()
-        self.pcloud = self.make_pcloud()
-        self.allocate(self.pcloud)
-        self.path = '/pclouds/%s' % self.pcloud
 
     def add(self, project, expect=201, token='alice-member'):
         return self.call(token, 'POST', self.path + '/tenants',

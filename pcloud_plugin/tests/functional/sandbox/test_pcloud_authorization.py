@@ -24,26 +24,18 @@ by id, without the names of its hosts, real or given.
 import json
 import uuid
 
-from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
 from pcloud_plugin.sandbox.demo import commands
-from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.sandbox import fixture
+from pcloud_plugin.tests.functional.sandbox import test_capacity_truth
 
 HOST = 'rack-authz'
 
 
-class ProjectByName(base.TestCase):
+class ProjectByName(test_capacity_truth._Capacity):
 
     def setUp(self):
         super().setUp()
-        cloud = self.useFixture(fixture.SandboxFixture())
-        self.sandbox, self.cli = cloud.sandbox, cloud.cli
-        clients = fixture.Clients(self.sandbox)
-        self.nova, self.admin, self.demo = (clients.nova, clients.admin,
-                                            clients.demo)
-        self.alt = pcloud_client.Client(
-            fixture.session(self.sandbox, common.ALT_USER))
         self.alt_id = fixture.session(self.sandbox,
                                       common.ALT_USER).get_project_id()
 
