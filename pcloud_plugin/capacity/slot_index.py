@@ -310,9 +310,9 @@ class SlotIndex:
         count = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
         for rc, amount in resources.items():
             cls = self._class(rc)
-            # One consumer a reservation: its sum on a provider stays
-            # within max_unit, as a Placement consumer's does.
-            room = np.minimum(cls.capacity - peaks[cls.series], cls.max_unit)
+            # Each slot is an instance: the unit rules apply to one slot,
+            # the capacity to their sum.
+            room = cls.capacity - peaks[cls.series]
             usable &= (cls.has & (cls.min_unit <= amount)
                        & (cls.max_unit >= amount) & (amount % cls.step == 0))
             np.minimum(count, np.maximum(room, 0) // amount, out=count)

@@ -22,10 +22,13 @@ tomorrow was promised. Two kinds of Placement consumers carry it:
 * a reservation's *hold* (consumer: the reservation id), while it is
   active and, after its end, while instances booted into it still run:
   its slots' VCPU, MEMORY_MB and DISK_GB, less the 1 MB ticket each of
-  its boots takes (see cloud.resources);
+  its boots takes (see cloud.resources), up to each class's max_unit
+  (slots are instances, whose sum may exceed it; one allocation may
+  not);
 * a provider's *promise* (consumer: a uuid derived from the provider's):
   per class, the peak over every moment from now on of the instance
-  reservations' claims on it, less what their holds carry now. With it,
+  reservations' claims on it, less what their holds carry now (so it
+  carries what a hold could not). With it,
   what boots outside reservations may take never exceeds the capacity
   less that peak, which is exactly what keeps every promise.
 
@@ -71,11 +74,23 @@ _RANDOM = random.Random()
 _sleep = time.sleep
 
 
+_TAKEN = 'instances running outside reservations use that capacity'
+# Placement's words when an allocation breaks min_unit, max_unit or
+# step_size: its inventory changed since the ledger's plan.
+_BROKEN_UNIT = ("an allocation would break the inventory's min_unit, "
+                "max_unit or step_size")
+
+
 class NoRoomInPlacement(exception.Conflict):
-    """Placement refused: boots outside reservations hold the capacity."""
-    msg_fmt = ('Placement has no room for it on %(providers)s: instances '
-               'running outside reservations use that capacity. '
+    """Placement refused: boots outside reservations hold the capacity
+
+    (or, ``why`` says, an inventory's unit rules changed under the plan).
+    """
+    msg_fmt = ('Placement has no room for it on %(providers)s: %(why)s. '
                '(%(detail)s)')
+
+    def __init__(self, message=None, why=_TAKEN, **kwargs):
+        super().__init__(message, why=why, **kwargs)
 
 
 def promise_consumer(provider_uuid, piece=0):
@@ -149,7 +164,39 @@ def _highest(intervals):
     return found
 
 
-def promised(claims, now, holds, placed=None, proposed=None):
+def _capped(max_units, rp, rc, n):
+    """n, within what one allocation of ``rc`` on ``rp`` may take."""
+    return min(n, max_units.get(rp, {}).get(rc) or n)
+
+
+def carried(holds, claims, max_units):
+    """{reservation id: {provider: {class: n}}}: what each hold being
+
+    written carries itself. A reservation's slots are instances, so its
+    claim on a provider may exceed max_unit, which its hold (one
+    allocation a provider) may not: the hold carries the claim up to
+    max_unit, less the tickets its amounts leave out, and the provider's
+    promise the rest (see promised).
+    """
+    claimed = {(rid, rp, rc): used
+               for rp, rc, _s, _e, used, rid, _st in claims if rid in holds}
+    found = {}
+    for rid, (amounts, _end) in holds.items():
+        found[rid] = {}
+        for rp, resources_ in amounts.items():
+            part = {}
+            for rc, n in resources_.items():
+                claim = claimed.get((rid, rp, rc), n)
+                over = claim - _capped(max_units, rp, rc, claim)
+                part[rc] = _capped(max_units, rp, rc, max(0, n - over))
+            part = {rc: n for rc, n in part.items() if n}
+            if part:
+                found[rid][rp] = part
+    return found
+
+
+def promised(claims, now, holds, placed=None, proposed=None,
+             max_units=None):
     """{provider: {class: n}} each provider's promise must carry.
 
     :param claims: res_db.claims_on rows
@@ -166,8 +213,11 @@ def promised(claims, now, holds, placed=None, proposed=None):
         end)}: claims of reservations not started yet, about to replace
         theirs in the ledger; promised as the higher of the two at each
         moment
+    :param max_units: {provider: {class: max_unit}}: what a hold carries
+        of a claim over max_unit is promised (see carried)
     """
     proposed = proposed or {}
+    max_units = max_units or {}
     spans = collections.defaultdict(list)
     changing = collections.defaultdict(list)  # (rp, rc, rid): intervals
     held = collections.Counter()
@@ -188,12 +238,14 @@ def promised(claims, now, holds, placed=None, proposed=None):
             # claim again "now" may have a now a second after ours).
             in_placement = rid in placed.get(rp, ())
         if in_placement and rid not in holds:
-            held[rp, rc] += used
-    for amounts, end in holds.values():
+            # Its hold and the tickets its boots take, within max_unit.
+            held[rp, rc] += _capped(max_units, rp, rc, used)
+    holds_carry = carried(holds, claims, max_units)
+    for rid, (amounts, end) in holds.items():
         for rp, resources_ in amounts.items():
             for rc, used in resources_.items():
                 spans[rp, rc].append((now, end or window_mod.FOREVER, used))
-                held[rp, rc] += used
+                held[rp, rc] += holds_carry[rid].get(rp, {}).get(rc, 0)
     for rid, (amounts, start, end) in proposed.items():
         for rp, resources_ in amounts.items():
             for rc, used in resources_.items():
@@ -259,7 +311,8 @@ class Promises:
                            for c in consumers - current.keys())
             now = timeutils.utcnow().replace(microsecond=0)
             claims = res_db.claims_on(self.context, providers, now)
-            wanted = promised(claims, now, holds, placed, proposed)
+            wanted = promised(claims, now, holds, placed, proposed,
+                              max_units)
             desired = {}
             for rp in providers:
                 for k, piece in enumerate(pieces(wanted.get(rp, {}),
@@ -272,8 +325,7 @@ class Promises:
                 if amounts != had:
                     writes[consumer] = (generation, amounts,
                                         resources.HOLD_PROJECT)
-            for rid, (amounts, _end) in holds.items():
-                amounts = {rp: r for rp, r in amounts.items() if r}
+            for rid, amounts in carried(holds, claims, max_units).items():
                 if amounts != current[rid][1]:
                     writes[rid] = (current[rid][0], amounts,
                                    project_id or resources.HOLD_PROJECT)
@@ -287,9 +339,12 @@ class Promises:
                     named = resources.providers_named(e) & providers
                     self._log_refusal(named or providers, writes, placed,
                                       wanted, claims)
+                    body = e.kwargs.get('body', '')
                     raise NoRoomInPlacement(
                         providers=', '.join(sorted(named or providers)),
-                        uuids=named, detail=e.kwargs.get('body', ''))
+                        uuids=named, detail=body, why=(
+                            _BROKEN_UNIT if 'inventory constraints' in body
+                            else _TAKEN))
                 raise
             LOG.debug('Concurrent writer on %s; again', sorted(writes))
             # Apart from the other writers, which read again as well.

@@ -131,10 +131,12 @@ def _provider_rows(session, uuids):
     return {uuid: rows[uuid] for uuid in uuids}
 
 
-def _checked_rows(session, consumer_id, window, amounts, new=False):
+def _checked_rows(session, consumer_id, window, amounts, new=False,
+                  unit=None):
     """(allocation rows, provider rows) for ``amounts`` in ``window``.
 
-    Raises if they do not fit beside every other consumer's claims. The
+    Raises if they do not fit beside every other consumer's claims, or
+    break the unit rules (see claim's ``unit``). The
     generations are read before the claims, so that anything committed
     after the read makes the swap fail. For a new consumer (``new``: it
     holds nothing to leave out), what this process keeps of providers at
@@ -160,7 +162,12 @@ def _checked_rows(session, consumer_id, window, amounts, new=False):
             if (uuid, rc) not in inventories:
                 raise exception.InventoryNotFound(
                     provider=uuid, resource_class=rc)
-            inventories[uuid, rc].check_amount(uuid, rc, amount)
+            each = (unit or {}).get(rc) or amount
+            if amount % each:
+                raise exception.Invalid(
+                    reason='%d %s on provider %s is not a whole number of '
+                           'units of %d' % (amount, rc, uuid, each))
+            inventories[uuid, rc].check_amount(uuid, rc, each)
 
     rows = []
     for uuid, resources in amounts.items():
@@ -215,18 +222,24 @@ def _window(start, end):
 
 
 @db_api.writer_with_cas_retry
-def claim(session, consumer_id, amounts, start=None, end=None):
+def claim(session, consumer_id, amounts, start=None, end=None, unit=None):
     """Claim ``amounts`` ({provider uuid: {class: n}}) for one consumer
 
     during [start, end), all or nothing. start defaults to now; end None is
     open-ended. Raises CapacityExceeded, UnitRuleViolation, ... with
     nothing written, or ConsumerExists if the consumer holds claims.
+
+    ``unit`` ({class: n}): each amount is a whole number of such units
+    (instance slots of one size), to which the inventory's min_unit,
+    max_unit and step_size apply, as to N instances in Placement; only
+    their sum counts against capacity. None: each amount is one unit, as
+    one Placement consumer's allocation.
     """
     window = _window(start, end)
     _validate_amounts(amounts)
     take_consumer(session, consumer_id, window)
     rows, providers = _checked_rows(session, consumer_id, window, amounts,
-                                    new=True)
+                                    new=True, unit=unit)
     write_claims(session, consumer_id, window, rows, providers)
     # Once committed, this process knows what the providers hold at their
     # new generation without reading them again (see provider_cache).
@@ -238,12 +251,13 @@ def claim(session, consumer_id, amounts, start=None, end=None):
 
 @db_api.writer_with_cas_retry
 def change_claim(session, consumer_id, amounts=None, start=None, end=None,
-                 open_end=False):
+                 open_end=False, unit=None):
     """Move, resize or re-amount a consumer's claims, all or nothing.
 
     Unset arguments keep their current value (``open_end=True`` makes the
-    end open). The new claims are checked against every other consumer's,
-    so a change that fails leaves the old claims exactly as they were.
+    end open; ``unit`` as claim's). The new claims are checked against
+    every other consumer's, so a change that fails leaves the old claims
+    exactly as they were.
     """
     consumer = _consumer_row(session, consumer_id)
     if consumer is None:
@@ -256,7 +270,8 @@ def change_claim(session, consumer_id, amounts=None, start=None, end=None,
         end = consumer['end_time']
     window = _window(start or consumer['start_time'], end)
     held = take_consumer(session, consumer_id, window, replace=True)
-    rows, providers = _checked_rows(session, consumer_id, window, amounts)
+    rows, providers = _checked_rows(session, consumer_id, window, amounts,
+                                    unit=unit)
     write_claims(session, consumer_id, window, rows, providers, held)
     return window
 

@@ -288,7 +288,8 @@ def _move_slots(plugin, row, movable, avoid):
 
     def undo():
         db_claims.change_claim(ctx, rid, amounts=held['amounts'],
-                               start=held['start'], end=held['end'])
+                               start=held['start'], end=held['end'],
+                               unit=slots_mod.per_slot(row))
         res_db.update(ctx, rid, slots=row['slots'])
 
     if not active:

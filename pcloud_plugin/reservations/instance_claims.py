@@ -195,7 +195,8 @@ class SlotClaims:
                     plan = self.place(request, start, end,
                                       avoid_hosts=avoid)
             with race:
-                db_claims.claim(self.ctx, consumer, plan.amounts, start, end)
+                db_claims.claim(self.ctx, consumer, plan.amounts, start, end,
+                                unit=request.resources)
                 try:
                     # Placement holds it from now on, unless instances
                     # that run outside reservations took it: then
@@ -230,13 +231,14 @@ class SlotClaims:
         the caller writes them again as the ledger ends up.
         """
         rid = row['reservation_id']
+        unit = slots_mod.per_slot(params)
 
         def move(amounts):
             written.update(amounts)
             self.promises.sync(written, proposed={
                 rid: (amounts, start, end)})
             db_claims.change_claim(self.ctx, rid, amounts=amounts,
-                                   start=start, end=end)
+                                   start=start, end=end, unit=unit)
 
         if not changed:
             try:
@@ -281,7 +283,8 @@ class SlotClaims:
             with race:
                 db_claims.change_claim(
                     self.ctx, rid, start=start, end=end,
-                    amounts=slots_mod.merged_amounts(kept, plan.amounts))
+                    amounts=slots_mod.merged_amounts(kept, plan.amounts),
+                    unit=request.resources)
                 return plan
         raise self._out_of_races('Cannot change reservation %s' % rid,
                                  request, start, end, races)

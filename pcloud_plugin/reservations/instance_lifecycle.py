@@ -466,7 +466,8 @@ class Lifecycle(object):
         try:
             db_claims.change_claim(ctx, rid, amounts=left,
                                    start=timeutils.utcnow().replace(
-                                    microsecond=0), open_end=True)
+                                    microsecond=0), open_end=True,
+                                   unit=slots_mod.per_slot(row))
         except exception.PLAN_OUTDATED as e:
             # Booked for someone else after the end: Placement's hold
             # still keeps the host from being overcommitted.

@@ -128,7 +128,8 @@ class Updates(object):
                           '%s: it can end after that at the earliest)'
                           % (rid, held['start']))
             try:
-                db_claims.change_claim(ctx, rid, start=start, end=end)
+                db_claims.change_claim(ctx, rid, start=start, end=end,
+                                       unit=slots_mod.per_slot(row))
             except exception.PLAN_OUTDATED as e:
                 raise exception.CapacityRefused(
                     'Cannot move reservation %s to end at %s: %s'
@@ -147,7 +148,8 @@ class Updates(object):
                                 e.message)
                 else:
                     db_claims.change_claim(ctx, rid, start=held['start'],
-                                           end=held['end'])
+                                           end=held['end'],
+                                           unit=slots_mod.per_slot(row))
                     raise exception.CapacityRefused(
                         'Cannot move reservation %s to end at %s: %s'
                         % (rid, end, e.message))
@@ -177,7 +179,8 @@ class Updates(object):
             LOG.exception('Could not grow reservation %s in Nova or '
                           'Placement; undoing it', rid)
             db_claims.change_claim(ctx, rid, amounts=held['amounts'],
-                                   start=held['start'], end=held['end'])
+                                   start=held['start'], end=held['end'],
+                                   unit=slots_mod.per_slot(row))
             res_db.update(ctx, rid, slots=row['slots'],
                           end_time=row['end_time'], amount=row['amount'])
             self._shrink_back(row, grown)

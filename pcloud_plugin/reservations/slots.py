@@ -239,12 +239,11 @@ class _Packer:
         self.added = collections.Counter()
 
     def room(self, rp, rc):
-        # One consumer per reservation: like a Placement consumer, its sum
-        # on a provider stays within max_unit.
-        provider = self.forest[rp]
+        # N slots are N instances: each slot's allocation is within
+        # min_unit, max_unit and step_size (the candidates say so), and
+        # only their sum is within capacity.
         held = self.held.get(rp, {}).get(rc, 0)
-        return (min(provider.free(rc), provider.inventories[rc].max_unit)
-                - held - self.added[rp, rc])
+        return self.forest[rp].free(rc) - held - self.added[rp, rc]
 
     def fits(self, alloc):
         return all(self.room(rp, rc) >= n
@@ -299,7 +298,7 @@ def place(forest, request, max_candidates=None, preferred=(), held=None,
         has slots), in order
     :param held: {provider: {class: n}} the consumer keeps beside the new
         slots (growing an active reservation), already discounted from
-        the forest: it counts against both free capacity and max_unit
+        the forest: it counts against free capacity
     :param only_hosts: if set, the only hosts slots may go to
     :param avoid_hosts: hosts slots must not go to
     """

@@ -367,20 +367,70 @@ class PromiseTests(base.BlazarTestCase):
                     total[rc] = total.get(rc, 0) + n
         return total
 
-    def test_a_promise_over_a_max_unit_is_written_in_pieces(self):
-        # One boot takes at most 4 cores of cn1 (its max_unit); the host
-        # holds 16 (8 x 2.0). A reservation's slots on a host stay within
-        # max_unit (its hold is one allocation); a promise carries those
-        # of every reservation.
+    def _cn1_of_4_core_units(self):
+        """One boot takes at most 4 cores of cn1 (its max_unit); the host
+
+        holds 16 (8 x 2.0). Instances fill cn2: every slot goes to cn1.
+        """
         self.placement.set_inventories(self.hosts['cn1'], {
             'VCPU': {'total': 8, 'allocation_ratio': 2.0, 'max_unit': 4},
             'MEMORY_MB': {'total': 8192, 'reserved': 512},
             'DISK_GB': {'total': 200}})
-        # Instances fill cn2: every slot goes to cn1.
         self.placement.allocate(uuidutils.generate_uuid(), {
             self.hosts['cn2-numa0']: {'MEMORY_MB': 4096},
             self.hosts['cn2-numa1']: {'MEMORY_MB': 4096}})
         self.sync()
+
+    def _held_on_cn1(self, rid):
+        """(what the reservation's hold, and the promise, carry of cn1)."""
+        hold = self.placement.client.get(
+            '/allocations/%s' % rid).json()['allocations']
+        return (hold.get(self.hosts['cn1'], {}).get('resources', {}),
+                self.promised_in_pieces('cn1'))
+
+    def test_slots_over_max_unit_in_sum_are_held_and_grow_in_place(self):
+        # Six 2-vCPU slots on one host are six instances: 12 cores, over
+        # the max_unit of 4 that one allocation may take, within the 16
+        # the host holds. Before, refused.
+        self._cn1_of_4_core_units()
+        lease = self.create_lease(self.reservation(6, affinity=True),
+                                  start=0)
+        rid = _rid(lease)
+        self.assertEqual({self.hosts['cn1']: {
+            'VCPU': 12, 'MEMORY_MB': 6144, 'DISK_GB': 60}},
+            db_claims.get_claims(self.context, rid)['amounts'])
+        self.assertEqual(12, self.promised_in_pieces('cn1')['VCPU'])
+        self.start(lease['id'])
+        # The hold is one allocation, within max_unit; the promise's
+        # pieces carry the rest: 12 cores out of other boots' reach.
+        hold, promised = self._held_on_cn1(rid)
+        self.assertEqual((4, 8), (hold['VCPU'], promised['VCPU']))
+        self.assertEqual(6144 - 6 * resources.TICKET_MB, hold['MEMORY_MB'])
+        # Grown in place to 7 slots (14 cores): admitted, held the same way.
+        self.update_lease(lease['id'], reservations=[{'id': rid,
+                                                      'amount': 7}])
+        self.assertEqual(14, db_claims.get_claims(
+            self.context, rid)['amounts'][self.hosts['cn1']]['VCPU'])
+        self.assertEqual({'cn1': 7}, {
+            h: inv['total'] for h, inv in self.reservation_inventories(
+                resources.resource_class(rid)).items()})
+        hold, promised = self._held_on_cn1(rid)
+        self.assertEqual((4, 10), (hold['VCPU'], promised['VCPU']))
+        # 16 - 14 cores are left to boots outside reservations; a boot
+        # into the reservation takes its ticket.
+        self.assertEqual(204, self.boot('cn1', 1, vcpus=2))
+        self.assertEqual(409, self.boot('cn1', 1, vcpus=1))
+        self.placement.allocate(uuidutils.generate_uuid(), {
+            self.hosts['cn1']: {'MEMORY_MB': resources.TICKET_MB},
+            resources.child_uuid(self.hosts['cn1']): {
+                resources.resource_class(rid): 1}})
+        self.delete_lease(lease['id'])
+        self.plugin.sweep()
+
+    def test_a_promise_over_a_max_unit_is_written_in_pieces(self):
+        # A promise carries the slots of every reservation on a host, in
+        # allocations each within max_unit.
+        self._cn1_of_4_core_units()
         leases = [self.create_lease(self.reservation(2, affinity=True))
                   for _ in range(3)]
         for lease in leases:

@@ -152,7 +152,8 @@ class IndexedPlacementTests(base.LedgerTestCase):
                     # A write between, as the next admission sees it: the
                     # index is patched, not built again.
                     db_claims.claim(self.ctx, 'new-%d-%d' % (ledger, n),
-                                    fast[1], hours(start), hours(end))
+                                    fast[1], hours(start), hours(end),
+                                    unit=request.resources)
         self.assertEqual(12 * 15, compared)
 
     def _fresh_forest(self, start, end):
@@ -292,7 +293,7 @@ class IndexedPlacementTests(base.LedgerTestCase):
                 inv = provider.inventories.get(rc)
                 if n and (inv is None or amount < inv.min_unit
                           or amount % inv.step_size
-                          or amount * n > inv.max_unit
+                          or amount > inv.max_unit
                           or provider.usage.get(rc, 0) + amount * n
                           > inv.capacity):
                     return False

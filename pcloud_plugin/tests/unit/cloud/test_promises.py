@@ -23,6 +23,7 @@ from unittest import mock
 
 import fixtures
 
+from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
@@ -99,6 +100,32 @@ class PromisedTests(base.TestCase):
             claims, NOW, {'a': (hold, None)}))
         self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
             claims, NOW, {'a': ({}, None)}))
+
+    def test_a_hold_over_max_unit_carries_it_and_the_promise_the_rest(
+            self):
+        # Ten 4-vCPU slots on a host whose VCPU max_unit is 32, and 10 x
+        # 512 MB (the hold leaves out one 1 MB ticket a slot) under a
+        # max_unit of 4096: Placement takes no allocation over max_unit.
+        max_units = {'rp': {'VCPU': 32, 'MEMORY_MB': 4096}}
+        claims = [_claim(-1, 2, 40, 'a', res_db.ACTIVE, rc='VCPU'),
+                  _claim(-1, 2, 5120, 'a', res_db.ACTIVE),
+                  _claim(1, 3, 30, 'b')]
+        hold = {'rp': {'VCPU': 40, 'MEMORY_MB': 5110}}
+        self.assertEqual({'a': {'rp': {'VCPU': 32, 'MEMORY_MB': 4086}}},
+                         promises.carried({'a': (hold, _at(2))}, claims,
+                                          max_units))
+        written = promises.promised(claims, NOW, {'a': (hold, _at(2))},
+                                    max_units=max_units)
+        self.assertEqual({'rp': {'VCPU': 8, 'MEMORY_MB': 1054}}, written)
+        # Read back as it was written: the same promise; its tickets stay
+        # free for its boots (hold + promise = a's claim - 10 MB + b's).
+        for placed in (None, {'rp': {'a': {}}}):
+            self.assertEqual(written, promises.promised(
+                claims, NOW, {}, placed=placed, max_units=max_units))
+        # Within max_unit, as before: the hold carries it all.
+        self.assertEqual({'a': hold}, promises.carried(
+            {'a': (hold, _at(2))}, claims, {'rp': {'VCPU': 64,
+                                                   'MEMORY_MB': 8192}}))
 
     def test_a_proposed_change_is_promised_beside_the_claim_it_replaces(
             self):
@@ -256,3 +283,20 @@ class SyncTests(base.TestCase):
                          self.placement.write_allocations.call_count)
         self.assertIsInstance(exception.ConcurrentUpdateDetected(
             attempts=1, providers='rp'), exception.PLAN_OUTDATED)
+
+    def test_a_refusal_says_whether_boots_or_unit_rules_caused_it(self):
+        for body, why in (
+                ('Unable to allocate inventory: Unable to create allocation '
+                 "for 'VCPU' on resource provider 'rp'. The requested amount "
+                 'would violate inventory constraints.',
+                 "break the inventory's min_unit, max_unit or step_size"),
+                ("Unable to create allocation for 'VCPU' on resource "
+                 "provider 'rp'. The requested amount would exceed the "
+                 'capacity.', 'instances running outside reservations')):
+            self.placement.write_allocations.side_effect = (
+                placement_client.PlacementFailure(
+                    status=409, body=body, method='POST', url='/allocations'))
+            e = self.assertRaises(promises.NoRoomInPlacement,
+                                  promises.Promises(self.placement, None).sync,
+                                  ['rp'])
+            self.assertIn(why, e.message)

@@ -271,6 +271,37 @@ class LedgerAPITests(base.LedgerTestCase):
             self.assertEqual(rule, e.kwargs['rule'])
         self._claim('c', {self.cn1: {'DISK_GB': 20}})
 
+    def test_unit_rules_of_a_claim_made_of_units_apply_to_each(self):
+        # Six slots of 20 GB: 120 is over max_unit 100, each 20 is not.
+        db_providers.set_inventories(self.context, self.cn1, {
+            'DISK_GB': Inventory(1000, min_unit=5, max_unit=100,
+                                 step_size=10)})
+        self.assertRaises(exception.UnitRuleViolation, self._claim,
+                          'one', {self.cn1: {'DISK_GB': 120}})
+        db_claims.claim(self.context, 'slots', {self.cn1: {'DISK_GB': 120}},
+                        unit={'DISK_GB': 20})
+        db_claims.change_claim(self.context, 'slots',
+                               amounts={self.cn1: {'DISK_GB': 880}},
+                               unit={'DISK_GB': 20})
+        # Capacity still caps the sum; each unit keeps its rules.
+        e = self.assertRaises(exception.CapacityExceeded,
+                              db_claims.change_claim, self.context, 'slots',
+                              amounts={self.cn1: {'DISK_GB': 1020}},
+                              unit={'DISK_GB': 20})
+        self.assertEqual(20, e.kwargs['short'])
+        for unit, rule in ((4, 'min_unit'), (110, 'max_unit'),
+                           (15, 'step_size')):
+            e = self.assertRaises(
+                exception.UnitRuleViolation, db_claims.claim, self.context,
+                'u%d' % unit, {self.cn1: {'DISK_GB': unit * 2}},
+                unit={'DISK_GB': unit})
+            self.assertEqual(rule, e.kwargs['rule'])
+        self.assertRaises(exception.Invalid, db_claims.claim, self.context,
+                          'odd', {self.cn1: {'DISK_GB': 50}},
+                          unit={'DISK_GB': 20})
+        self.assertEqual({self.cn1: {'DISK_GB': 880}}, db_claims.get_claims(
+            self.context, 'slots')['amounts'])
+
     def test_the_end_of_time_is_refused_not_clamped(self):
         last_day = window_mod.FOREVER
         # Once clamped to an open end stored before their start, these

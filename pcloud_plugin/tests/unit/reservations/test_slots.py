@@ -138,15 +138,27 @@ class CapacityTests(base.BaseTestCase):
         self.assertRaises(slots.SlotsUnavailable, place,
                           [host('a', usage={'MEMORY_MB': 3500})], 1)
 
-    def test_one_consumer_stays_within_max_unit(self):
-        # As one Placement consumer would: 4 slots x 2 VCPU > max_unit 6.
-        providers = [host('a', vcpu=Inventory(8, max_unit=6,
+    def test_slots_are_instances_each_within_max_unit(self):
+        # Issue 30's host: 32 cores at ratio 4 (capacity 128, max_unit
+        # 32). Ten 4-vCPU instances fit there, and so do ten slots: the
+        # sum (40) is over max_unit, each slot is not.
+        providers = [host('a', vcpu=Inventory(32, max_unit=32,
                                               allocation_ratio=4.0),
-                          memory=65536, disk=1000)]
-        plan = place(providers, 3, affinity=True)
-        self.assertEqual({'a': 3}, plan.hosts)
-        self.assertRaises(slots.SlotsUnavailable, place, providers, 4,
-                          affinity=True)
+                          memory=Inventory(65536, max_unit=4096),
+                          disk=1000)]
+        slot = {'VCPU': 4, 'MEMORY_MB': 4096, 'DISK_GB': 10}
+        plan = place(providers, 10, affinity=True, slot=slot)
+        self.assertEqual({'a': 10}, plan.hosts)
+        self.assertEqual({'VCPU': 40, 'MEMORY_MB': 40960, 'DISK_GB': 100},
+                         plan.amounts['a'])
+        # Only capacity caps the sum: 16 x 4096 MB is all the memory.
+        self.assertEqual({'a': 16}, place(providers, 16, affinity=True,
+                                          slot=slot).hosts)
+        self.assertRaises(slots.SlotsUnavailable, place, providers, 17,
+                          affinity=True, slot=slot)
+        # A slot over max_unit fits nowhere, as such an instance.
+        self.assertRaises(slots.SlotsUnavailable, place, providers, 1,
+                          slot=dict(slot, VCPU=33))
 
     def test_slots_spread_over_numa_children_of_one_host(self):
         providers = [
