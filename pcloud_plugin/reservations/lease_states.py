@@ -125,3 +125,24 @@ def leases(host_rows, instance_rows):
             r['start_date'] for r in lease['reservations'])
         lease['end_date'] = max(r['end_date'] for r in lease['reservations'])
     return found
+
+
+def shown_in_blazar(context, leases):
+    """Blazar's lease dicts (its answers to its own lease routes), each
+
+    reservation of ours with its terms and state as seeds/001 names
+    them: Blazar shows a whole-host reservation without any. Blazar's
+    own fields win over ours of the same name.
+    """
+    projects = {lease.get('project_id') for lease in leases
+                if any(r.get('resource_type') in (HOST_TYPE, INSTANCE_TYPE)
+                       for r in lease.get('reservations', ()))}
+    ours = {}
+    for project_id in projects:
+        for lease in find(context, project_id=project_id):
+            ours.update((r['id'], r) for r in lease['reservations'])
+    for lease in leases:
+        for reservation in lease.get('reservations', ()):
+            for key, value in ours.get(reservation.get('id'), {}).items():
+                reservation.setdefault(key, value)
+    return leases

@@ -486,6 +486,14 @@ class API(object):
             raise exception.PolicyNotAuthorized(action='pcloud:lease:get')
         return lease
 
+    def with_our_terms(self, leases):
+        """Blazar's own lease answers (which Blazar's policy let through)
+
+        with our reservations' terms and states (lease_states).
+        """
+        return lease_states.shown_in_blazar(
+            pcloud_context.get_admin_context(), leases)
+
     def lease_hints(self, ctx):
         """What the caller's project may ask a lease for (reservations.
 

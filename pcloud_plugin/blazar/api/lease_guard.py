@@ -52,6 +52,11 @@ LEASE_ID = re.compile(r'^[A-Za-z0-9-]{1,36}$')
 _UNSTORABLE = re.compile('[\U00010000-\U0010FFFF]')
 
 
+def lease_route(path):
+    """Whether ``path`` is one of Blazar's lease routes."""
+    return bool(_LEASES.search(path) or _LEASE.search(path))
+
+
 def resource_types():
     """{resource type: its terms} of the plugins blazar.conf [manager]
 

@@ -95,6 +95,7 @@ def _guard_leases(bp):
     bp.before_app_request(_guard_hosts)
     bp.before_app_request(_lock_lease)
     bp.after_app_request(_event_met)
+    bp.after_app_request(_with_our_terms)
     bp.teardown_app_request(lease_lock.teardown)
 
 
@@ -117,6 +118,25 @@ def _event_met(response):
     """
     wait = lease_lock.met_an_event(response)
     return response if wait is None else _busy(*wait)
+
+
+def _with_our_terms(response):
+    """Blazar's answer with a lease or leases: our reservations in it with
+
+    their terms and seeds/001 state (lease_states.shown_in_blazar).
+    """
+    if (response.status_code not in (200, 201, 202)
+            or not response.is_json
+            or not lease_guard.lease_route(flask.request.path)):
+        return response
+    body = response.get_json(silent=True)
+    if not isinstance(body, dict):
+        return response
+    leases = body.get('leases') or [body.get('lease') or {}]
+    _api.with_our_terms([lease for lease in leases
+                         if isinstance(lease, dict)])
+    response.set_data(jsonutils.dump_as_bytes(body))
+    return response
 
 
 def _busy(message, seconds):

@@ -87,6 +87,36 @@ class LeaseStatesTests(test_lease_guard.LeaseGuardTestCase):
                          {found['id']: found['state']
                           for found in response.json()['leases']})
 
+    def test_blazars_own_lease_answers_carry_our_terms_and_states(self):
+        # openstack reservation lease show|list: Blazar's routes, which
+        # had none of a whole-host reservation's terms.
+        self.hold_everything(end=120)
+        lease = self.create_lease(
+            self.hosts_res(1, 'BEST-EFFORT', timeout=5), start=0, end=180)
+        slots = self.create_lease(self.reservation(2, vcpus=1), start=60,
+                                  end=120)
+        self.start(lease['id'])
+        response = self.call('GET', '/leases/%s' % lease['id'])
+        self.assertEqual(200, response.status_code, response.text)
+        shown = response.json()['lease']
+        (reservation,) = shown['reservations']
+        self.assertEqual(
+            ('ACTIVE', 'active', 'IN-PROGRESS', 1, 'big', 'BEST-EFFORT', 5,
+             test_host_plugin.PCLOUD),
+            (shown['status'], reservation['status'], reservation['state'],
+             reservation['amount'], reservation['host_flavor'],
+             reservation['lease_type'], reservation['timeout'],
+             reservation['pcloud_id']))
+        response = self.call('GET', '/leases')
+        self.assertEqual(200, response.status_code, response.text)
+        states = {r['id']: (r['resource_type'], r.get('state'))
+                  for found in response.json()['leases']
+                  for r in found['reservations']}
+        self.assertEqual(('pcloud:host', 'IN-PROGRESS'),
+                         states[reservation['id']])
+        self.assertEqual(('virtual:instance', 'INACTIVE'),
+                         states[slots['reservations'][0]['id']])
+
     def test_instance_slots_show_their_terms_and_state(self):
         lease = self.create_lease(self.reservation(2, vcpus=1), start=60,
                                   end=120)
