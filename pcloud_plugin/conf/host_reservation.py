@@ -27,6 +27,13 @@ GROUP = 'pcloud_host'
 OPTS = [
     ledger.admission_retries_opt(
         'for the same hosts reads the ledger again and picks other hosts'),
+    cfg.IntOpt('max_amount',
+               default=0, min=0,
+               help='Most hosts one pcloud:host reservation may ask for, '
+                    'at creation and when it grows (a larger amount is '
+                    'refused with a 400 naming this option; policy '
+                    'pcloud:lease:exceed_limits lets a caller past it). 0: '
+                    'no limit.'),
     cfg.IntOpt('immediate_tolerance',
                default=120, min=0,
                help='Seconds after now within which the window of an '

@@ -27,6 +27,13 @@ GROUP = 'pcloud_instance'
 OPTS = [
     ledger.admission_retries_opt(
         're-reads the ledger and places its slots again'),
+    cfg.IntOpt('max_amount',
+               default=0, min=0,
+               help='Most slots (instances) one virtual:instance '
+                    'reservation may ask for, at creation and when it '
+                    'grows (a larger amount is refused with a 400 naming '
+                    'this option; policy pcloud:lease:exceed_limits lets '
+                    'a caller past it). 0: no limit.'),
     cfg.IntOpt('max_candidates',
                default=20000, min=1,
                help='Most allocation candidates the engine generates for '

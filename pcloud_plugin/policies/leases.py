@@ -42,6 +42,14 @@ rules = [
         operations=[{'method': 'GET', 'path': HINTS}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
+        name='pcloud:lease:exceed_limits', check_str=base.ADMIN,
+        description='Create or grow a reservation past the amounts the '
+        'operator limits reservations to ([pcloud_host] max_amount, '
+        '[pcloud_instance] max_amount).',
+        operations=[{'method': 'POST', 'path': '/v1/leases'},
+                    {'method': 'PUT', 'path': '/v1/leases/{lease_id}'}],
+        scope_types=['project']),
+    policy.DocumentedRuleDefault(
         name='pcloud:lease:get', check_str=base.ADMIN_OR_PROJECT_READER,
         description="Show a lease's state and the terms of its "
         'pcloud:host and virtual:instance reservations.',

@@ -146,3 +146,14 @@ def shown_in_blazar(context, leases):
             for key, value in ours.get(reservation.get('id'), {}).items():
                 reservation.setdefault(key, value)
     return leases
+
+
+def type_of(context, reservation_id):
+    """HOST_TYPE or INSTANCE_TYPE for a reservation of ours, else None."""
+    if not isinstance(reservation_id, str):
+        return None
+    if res_db.reservation_ids(context, among={reservation_id}):
+        return INSTANCE_TYPE
+    if host_db.list_reservations(context, reservation_id=reservation_id):
+        return HOST_TYPE
+    return None

@@ -30,6 +30,7 @@ import threading
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from pcloud_plugin.blazar.api import lease_guard
 from pcloud_plugin.blazar.api import policy
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
@@ -486,6 +487,19 @@ class API(object):
             raise exception.PolicyNotAuthorized(action='pcloud:lease:get')
         return lease
 
+    def may_exceed_limits(self, ctx):
+        """Whether policy lets the caller ask a reservation past the
+
+        operator's limits (lease_guard.amount_limits).
+        """
+        return policy.authorize(ctx, 'pcloud:lease:exceed_limits',
+                                _own(ctx), do_raise=False)
+
+    def reservation_type(self, reservation_id):
+        """The type of a reservation of ours, or None."""
+        return lease_states.type_of(pcloud_context.get_admin_context(),
+                                    reservation_id)
+
     def with_our_terms(self, leases):
         """Blazar's own lease answers (which Blazar's policy let through)
 
@@ -510,6 +524,10 @@ class API(object):
             raise cloud_mod.nova_failure('read the quotas', e)
         limits.update(('nova_' + name, limit)
                       for name, limit in nova_quota.items())
+        if not self.may_exceed_limits(ctx):
+            # The operator's: the most one reservation of a type asks for.
+            limits.update(('%s max_amount' % kind, limit) for kind, (
+                _option, limit) in lease_guard.amount_limits().items())
         return hints_mod.hints(
             host_requests.Pools(self._aggregates(),
                                 CONF.pcloud.default_availability_zone),

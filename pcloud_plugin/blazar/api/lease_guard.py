@@ -50,6 +50,9 @@ _LEASE = re.compile(r'/v1/leases/([^/]*)/?$')
 # Blazar makes every lease id a UUID (36 characters).
 LEASE_ID = re.compile(r'^[A-Za-z0-9-]{1,36}$')
 _UNSTORABLE = re.compile('[\U00010000-\U0010FFFF]')
+# The option group of the operator's max_amount of each of our types.
+AMOUNT_LIMITS = {'pcloud:host': 'pcloud_host',
+                 'virtual:instance': 'pcloud_instance'}
 
 
 def lease_route(path):
@@ -111,11 +114,15 @@ class NotFound(Exception):
     """No lease can have the id in the path."""
 
 
-def check(validate):
+def check(validate, may_exceed_limits=lambda: False,
+          type_of=lambda reservation_id: None):
     """Raise NotFound or exception.SchemaViolation for a request to
 
     Blazar's lease routes that must not reach Blazar; ``validate(schema,
     data, field)`` raises SchemaViolation. None for any other request.
+    ``may_exceed_limits()``: whether the caller may ask past the
+    operator's limits (AMOUNT_LIMITS); ``type_of(reservation id)``: the
+    type of a reservation of ours an update names, else None.
     """
     request = flask.request
     one = _LEASE.search(request.path)
@@ -150,6 +157,8 @@ def check(validate):
             terms = set().union(*(t for t in known.values() if t))
             _check_terms(reservation, terms, field,
                          'of any reservation type this cloud runs')
+            _check_limit(reservation, type_of(reservation.get('id')),
+                         field, may_exceed_limits)
             continue
         if kind not in known:
             raise exception.SchemaViolation(
@@ -159,6 +168,7 @@ def check(validate):
         if known[kind] is not None:
             _check_terms(reservation, known[kind], field,
                          'of a %s reservation' % kind)
+        _check_limit(reservation, kind, field, may_exceed_limits)
 
 
 def _dates_renamed(data):
@@ -188,6 +198,38 @@ def _check_terms(reservation, terms, field, whose):
             field='%s.%s' % (field, key),
             reason='not a term %s; its terms are: %s' % (
                 whose, ', '.join(sorted(terms))))
+
+
+def amount_limits():
+    """{resource type: (its [group] max_amount option's name, the limit)}
+
+    of the operator's limits set (seeds/001: "an operator can refuse a
+    lease with invalid or too strict hints").
+    """
+    found = {}
+    for kind, group in AMOUNT_LIMITS.items():
+        limit = getattr(CONF, group).max_amount
+        if limit:
+            found[kind] = ('[%s] max_amount' % group, limit)
+    return found
+
+
+def _check_limit(reservation, kind, field, may_exceed_limits):
+    """SchemaViolation naming the amount over the operator's limit of
+
+    the reservation's type.
+    """
+    amount = reservation.get('amount')
+    if isinstance(amount, str) and amount.strip().isdigit():
+        amount = int(amount)
+    if not isinstance(amount, int) or isinstance(amount, bool):
+        return  # the plugin says what is wrong with it
+    option, limit = amount_limits().get(kind, (None, None))
+    if limit is not None and amount > limit and not may_exceed_limits():
+        raise exception.SchemaViolation(
+            field=field + '.amount',
+            reason='%d is over the most a %s reservation may ask for in '
+                   'this cloud: %d (%s)' % (amount, kind, limit, option))
 
 
 # Deeper than any lease body: Blazar's and our code recurse on them.

@@ -164,7 +164,9 @@ def _check_lease_body():
     (lease_guard).
     """
     try:
-        lease_guard.check(_validate)
+        lease_guard.check(
+            _validate, lambda: _api.may_exceed_limits(_context()),
+            _api.reservation_type)
     except lease_guard.NotFound:
         # Blazar's blueprint hooks run after ours, and its after_request
         # needs what its before_request sets.

@@ -21,6 +21,7 @@ manager's event loop runs for every lease again.
 """
 
 import datetime
+import os
 
 from blazar.db import api as blazar_db
 from blazar import status
@@ -28,6 +29,7 @@ import fixtures
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar.api import lease_lock
+from pcloud_plugin.blazar.api import policy as api_policy
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import locks
 from pcloud_plugin.db import reservations as res_db
@@ -145,6 +147,39 @@ class BodyTests(LeaseGuardTestCase):
             'reservations': [{'id': rid, 'amount': 2, 'flavor': 'x'}]})
         self.assert_refused(response, 400, 'reservations.0.flavor')
         self.assertEqual(1, self.row_of(lease)['amount'])
+
+    def test_amounts_over_the_operators_limits_are_400_naming_them(self):
+        self.conf.set_override('max_amount', 2, group='pcloud_instance')
+        self.conf.set_override('max_amount', 1, group='pcloud_host')
+        for reservation, option in (
+                (self.reservation(3), '[pcloud_instance] max_amount'),
+                (self.hosts_res(2), '[pcloud_host] max_amount')):
+            response = self.call('POST', '/leases', {
+                'name': 'x', 'start_date': self.minutes(60),
+                'end_date': self.minutes(120),
+                'reservations': [reservation], 'events': []})
+            self.assert_refused(response, 400, 'reservations.0.amount')
+            self.assertIn(option, response.json()['error_message'])
+        self.assertEqual([], blazar_db.lease_get_all())
+        # Within them, admitted; growing past one is refused as well.
+        lease = self.post_lease(self.reservation(2))
+        rid = lease['reservations'][0]['id']
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'amount': '3'}]})
+        self.assert_refused(response, 400, '[pcloud_instance] max_amount')
+        self.assertEqual(2, self.row_of(lease)['amount'])
+        # A caller policy lets past them is not held to them.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'policy.yaml')
+        with open(path, 'w') as f:
+            f.write('"pcloud:lease:exceed_limits": "role:member"\n')
+        api_policy.get_enforcer()   # registers [oslo_policy]
+        self.conf.set_override('policy_file', path, group='oslo_policy')
+        api_policy.reset()
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'amount': 3}]})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(3, self.row_of(lease)['amount'])
 
     def test_seeds_003_request_body_as_printed_is_admitted(self):
         start, end = self.minutes(60), self.minutes(120)

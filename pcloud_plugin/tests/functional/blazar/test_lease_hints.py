@@ -64,3 +64,8 @@ class LeaseHintsTests(test_lease_guard.LeaseGuardTestCase):
         self.assertEqual((10, 20, 64), (
             found['limits']['nova_instances'], found['limits']['nova_cores'],
             found['limits'][quota.RESERVED_VCPUS]))
+        self.assertNotIn('virtual:instance max_amount', found['limits'])
+        # The operator's limits on a reservation's amount.
+        self.conf.set_override('max_amount', 5, group='pcloud_instance')
+        self.assertEqual(5, self.hints()['limits'][
+            'virtual:instance max_amount'])
