@@ -25,8 +25,10 @@ Before Blazar's view of ``POST /v1/leases`` and ``PUT|DELETE|GET
 an id no lease can have 404. A reservation of one of our types that
 carries a key which is none of its terms is a 400 too: Blazar hands the
 plugin every key, and a term accepted and then ignored would be a lease
-that silently means less than its request said. seeds/003's ``start``
-and ``end`` are read as Blazar's ``start_date`` and ``end_date``.
+that silently means less than its request said; a ``region`` (any
+type of ours) must be this cloud's, and an ``amount`` within the
+operator's limit. seeds/003's ``start`` and ``end`` are read as
+Blazar's ``start_date`` and ``end_date``.
 What is left is Blazar's and our plugins'.
 """
 
@@ -91,6 +93,9 @@ def _plugins_types(names):
 # What every reservation may carry beside its type's terms: its type, and
 # on an update the id of the reservation it changes.
 _ANY_RESERVATION = frozenset(('resource_type', 'id'))
+# seeds/001's region: where the lease is, not what it holds. Honoured
+# here (the region must be this cloud's) and stored nowhere.
+_WHERE = 'region'
 # seeds/003 writes a lease's dates so; Blazar reads only its own names.
 _DATE_ALIASES = (('start', 'start_date'), ('end', 'end_date'))
 
@@ -157,8 +162,10 @@ def check(validate, may_exceed_limits=lambda: False,
             terms = set().union(*(t for t in known.values() if t))
             _check_terms(reservation, terms, field,
                          'of any reservation type this cloud runs')
-            _check_limit(reservation, type_of(reservation.get('id')),
-                         field, may_exceed_limits)
+            kind = type_of(reservation.get('id'))
+            _check_limit(reservation, kind, field, may_exceed_limits)
+            if kind is not None and _WHERE in reservation:
+                _check_region(reservation[_WHERE], field + '.' + _WHERE)
             continue
         if kind not in known:
             raise exception.SchemaViolation(
@@ -169,6 +176,8 @@ def check(validate, may_exceed_limits=lambda: False,
             _check_terms(reservation, known[kind], field,
                          'of a %s reservation' % kind)
         _check_limit(reservation, kind, field, may_exceed_limits)
+        if known[kind] is not None and _WHERE in reservation:
+            _check_region(reservation[_WHERE], field + '.' + _WHERE)
 
 
 def _dates_renamed(data):
@@ -193,11 +202,42 @@ def _check_terms(reservation, terms, field, whose):
 
     none of ``terms`` (``whose`` they are, for the message).
     """
-    for key in sorted(set(reservation) - _ANY_RESERVATION - set(terms)):
+    for key in sorted(set(reservation) - _ANY_RESERVATION - {_WHERE}
+                      - set(terms)):
         raise exception.SchemaViolation(
             field='%s.%s' % (field, key),
             reason='not a term %s; its terms are: %s' % (
                 whose, ', '.join(sorted(terms))))
+
+
+def this_region():
+    """This cloud's region: Blazar's ([DEFAULT] os_region_name), else
+
+    the one region of the caller's catalog (keystonemiddleware's
+    X-Service-Catalog), else None.
+    """
+    if CONF.os_region_name:
+        return CONF.os_region_name
+    try:
+        catalog = json.loads(
+            flask.request.headers.get('X-Service-Catalog') or '[]')
+        regions = {endpoint.get('region_id') or endpoint.get('region')
+                   for service in catalog
+                   for endpoint in service.get('endpoints', ())}
+    except (ValueError, AttributeError, TypeError):
+        regions = set()
+    regions.discard(None)
+    return regions.pop() if len(regions) == 1 else None
+
+
+def _check_region(region, field):
+    """SchemaViolation naming the region unless it is this cloud's."""
+    here = this_region()
+    if region != here:
+        raise exception.SchemaViolation(field=field, reason=(
+            '%r is not the region of this cloud: %r' % (region, here)
+            if here else '%r cannot be checked: this cloud names no region '
+            '(blazar.conf [DEFAULT] os_region_name)' % (region,)))
 
 
 def amount_limits():

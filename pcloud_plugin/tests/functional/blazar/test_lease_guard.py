@@ -126,13 +126,13 @@ class BodyTests(LeaseGuardTestCase):
     def test_a_term_no_reservation_of_the_type_has_is_400_naming_it(self):
         # Each was accepted and ignored: the lease meant less than asked.
         for reservation, field in (
-                (dict(self.reservation(1), region='nowhere'),
-                 'reservations.0.region'),
+                (dict(self.reservation(1), zone='nowhere'),
+                 'reservations.0.zone'),
                 (self.hosts_res(1, vcpus=64), 'reservations.0.vcpus'),
                 (self.hosts_res(1, hypervisor_properties='["=", "$a", 1]'),
                  'reservations.0.hypervisor_properties'),
-                (self.hosts_res(1, region='nowhere'),
-                 'reservations.0.region')):
+                (self.hosts_res(1, flavor_id='x'),
+                 'reservations.0.flavor_id')):
             response = self.call('POST', '/leases', {
                 'name': 'x', 'start_date': self.minutes(60),
                 'end_date': self.minutes(120),
@@ -147,6 +147,32 @@ class BodyTests(LeaseGuardTestCase):
             'reservations': [{'id': rid, 'amount': 2, 'flavor': 'x'}]})
         self.assert_refused(response, 400, 'reservations.0.flavor')
         self.assertEqual(1, self.row_of(lease)['amount'])
+
+    def test_a_region_other_than_this_clouds_is_400_naming_it(self):
+        # Blazar's region, and without it the catalog's one region.
+        for blazars in ('RegionOne', None):
+            self.conf.set_override('os_region_name', blazars)
+            for reservation in (dict(self.reservation(1), region='Two'),
+                                self.hosts_res(1, region='nowhere')):
+                response = self.call('POST', '/leases', {
+                    'name': 'x', 'start_date': self.minutes(60),
+                    'end_date': self.minutes(120),
+                    'reservations': [reservation], 'events': []})
+                self.assert_refused(response, 400, 'reservations.0.region')
+                self.assertIn("region of this cloud: 'RegionOne'",
+                              response.json()['error_message'])
+        self.assertEqual([], blazar_db.lease_get_all())
+        lease = self.post_lease(dict(self.reservation(1),
+                                     region='RegionOne'))
+        rid = lease['reservations'][0]['id']
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'region': 'Two', 'amount': 2}]})
+        self.assert_refused(response, 400, 'reservations.0.region')
+        response = self.call('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'region': 'RegionOne',
+                              'amount': 2}]})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(2, self.row_of(lease)['amount'])
 
     def test_amounts_over_the_operators_limits_are_400_naming_them(self):
         self.conf.set_override('max_amount', 2, group='pcloud_instance')
