@@ -116,7 +116,8 @@ def parse_params(values, current=None):
     try:
         slots_mod.parse_properties(props)
     except exception.Invalid as e:
-        raise mgr_exc.MalformedRequirements(rqrms=e.message)
+        raise mgr_exc.MalformedRequirements(
+            rqrms=e.kwargs.get('param', e.message))
     zone = merged['availability_zone']
     if zone is not None and not (isinstance(zone, str)
                                  and len(zone) <= _ZONE_LENGTH):

@@ -223,6 +223,8 @@ class SlotIndex:
         self.owner = np.array(owner, dtype=np.int64)
         self._classes = {}
         self._last_window = None
+        # The facts of every root's host (see matching), on first use.
+        self._host_columns = None
 
     def updated(self, changed, key=None):
         """A new index with changed (Provider tuples of providers it holds)
@@ -249,6 +251,11 @@ class SlotIndex:
             self.traits)
         new.series_at = dict(self.series_at)
         new._last_window = None
+        if self._host_columns is not None and any(
+                (p.inventories, p.traits) != (
+                    self.providers[p.uuid].inventories,
+                    self.providers[p.uuid].traits) for p in changed):
+            new._host_columns = None    # a host's facts may have moved
         changes, added, owner, roots = {}, [], [], set()
         for p in changed:
             old = self.providers[p.uuid]
@@ -280,6 +287,25 @@ class SlotIndex:
         if found is None:
             found = self._classes[rc] = _Class(self, rc)
         return found
+
+    def matching(self, hosts_matching):
+        """Whether each root's host matches hosts_matching (a
+
+        reservations.host_properties.HostsMatching), as a bool array.
+        The facts of every host, as its columns() of each root's tree
+        (providers, root first) give them for any expression, are kept
+        until a write changes inventories or traits.
+        """
+        columns = self._host_columns
+        if columns is None:
+            children = collections.defaultdict(list)
+            for p in self.providers.values():
+                if p.parent_uuid is not None:
+                    children[p.root_uuid].append(p)
+            columns = self._host_columns = hosts_matching.columns(
+                [[self.providers[uuid]] + children[uuid]
+                 for uuid in self.uuids])
+        return hosts_matching.mask(columns)
 
     def _peaks(self, start, end):
         """Each series' peak in the window, with a 0 appended (kept for the
@@ -320,6 +346,8 @@ class SlotIndex:
             usable &= np.fromiter(
                 (request.required <= t and request.forbidden.isdisjoint(t)
                  for t in self.traits), bool, n)
+        if request.hosts_matching is not None:
+            usable &= self.matching(request.hosts_matching)
         for agg in request.forbidden_aggregates:
             usable[self.in_aggregate.get(agg, [])] = False
         if request.member_of:

@@ -33,6 +33,7 @@ from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.reservations import admission
+from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
@@ -81,8 +82,7 @@ class SlotClaims:
 
     def request(self, params, amount=None):
         """The slots.SlotRequest of a reservation's parameters."""
-        required, forbidden = slots_mod.parse_properties(
-            params['resource_properties'])
+        properties = host_properties.parse(params['resource_properties'])
         aggregates, hosts = self.exclusions()
         member_of = ()
         zone = params.get('availability_zone')
@@ -93,9 +93,10 @@ class SlotClaims:
             aggregates = frozenset(aggregates) | outside
         return slots_mod.SlotRequest(
             slots_mod.per_slot(params), amount or params['amount'],
-            affinity=params['affinity'], required=required,
-            forbidden=forbidden, forbidden_aggregates=aggregates,
-            excluded_hosts=hosts, member_of=member_of)
+            affinity=params['affinity'], required=properties.required,
+            forbidden=properties.forbidden, forbidden_aggregates=aggregates,
+            excluded_hosts=hosts, member_of=member_of,
+            hosts_matching=properties.hosts_matching)
 
     def place(self, request, start, end, discounted=None, consumer=None,
               **kwargs):

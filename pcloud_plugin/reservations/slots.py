@@ -32,14 +32,14 @@ exactly, under a generation compare-and-swap.
 
 import collections
 import dataclasses
-import json
 
 import numpy as np
-import os_traits
 
 from pcloud_plugin.capacity import candidates as candidates_mod
+from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import request as request_mod
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import host_properties
 
 # What a virtual:instance reservation asks for (seeds/003), and the
 # value of each term a request may leave out (seeds/003's example has no
@@ -48,9 +48,6 @@ PARAMS = ('vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity',
           'resource_properties', 'availability_zone')
 OPTIONAL = {'affinity': None, 'resource_properties': '',
             'availability_zone': None}
-_STANDARD_TRAITS = frozenset(os_traits.get_traits())
-_TRUE = ('true', 'yes', '1', 'required')
-_FALSE = ('false', 'no', '0', 'forbidden')
 
 
 class SlotsUnavailable(exception.Conflict):
@@ -73,11 +70,14 @@ class SlotRequest:
     :param excluded_hosts: host names or root provider uuids never used
     :param member_of: aggregate uuids one of which a host must be in
         (an availability zone's); empty: any host
+    :param hosts_matching: (a host's providers, root first) -> whether
+        slots may go there (host_properties.HostsMatching: what
+        resource_properties says beyond traits); None: any host
     """
 
     def __init__(self, resources, amount, affinity=None, required=(),
                  forbidden=(), forbidden_aggregates=(), excluded_hosts=(),
-                 member_of=()):
+                 member_of=(), hosts_matching=None):
         self.resources = {rc: n for rc, n in resources.items() if n}
         self.amount = amount
         self.affinity = affinity
@@ -86,6 +86,7 @@ class SlotRequest:
         self.forbidden_aggregates = frozenset(forbidden_aggregates)
         self.excluded_hosts = frozenset(excluded_hosts)
         self.member_of = frozenset(member_of)
+        self.hosts_matching = hosts_matching
 
     def candidates_request(self):
         """One slot, as Nova asks Placement for one instance (an
@@ -100,10 +101,15 @@ class SlotRequest:
                 forbidden_aggregates=self.forbidden_aggregates)})
 
     def describe(self):
-        return '%d x (%s), affinity %s' % (
+        described = '%d x (%s), affinity %s' % (
             self.amount, ', '.join('%s=%d' % kv for kv in
                                    sorted(self.resources.items())),
             {True: 'true', False: 'false'}.get(self.affinity, 'none'))
+        if self.hosts_matching is not None:
+            # A refusal says which hosts the slots were held to.
+            described += ', on hosts of resource_properties %s' % (
+                self.hosts_matching)
+        return described
 
 
 class Plan:
@@ -145,61 +151,15 @@ class Plan:
 def parse_properties(resource_properties):
     """(required, forbidden) traits from Blazar's requirement syntax.
 
-    Capacity comes from Placement, so host properties are Placement
-    traits: ``["=", "$HW_CPU_X86_AVX2", "true"]`` requires one,
-    ``["=", "$CUSTOM_SLOW", "false"]`` (or ``"!="`` with true) forbids one,
-    and ``["and", ...]`` combines them. Anything else is refused rather
-    than silently ignored.
+    ``["=", "$HW_CPU_X86_AVX2", "true"]`` requires a Placement trait,
+    ``["=", "$CUSTOM_SLOW", "false"]`` (or ``"!="`` with true) forbids
+    one, and an ``["and", ...]`` of those combines them. Any other
+    expression of host facts (host_properties) has no traits here: it is
+    the request's hosts_matching. A malformed one is refused
+    (exception.InvalidTerm) rather than silently ignored.
     """
-    if resource_properties in (None, '', '[]'):
-        return frozenset(), frozenset()
-    expr = resource_properties
-    if isinstance(expr, str):
-        try:
-            expr = json.loads(expr)
-        except ValueError as e:
-            raise exception.Invalid(
-                reason='resource_properties is not JSON: %s' % e)
-    required, forbidden = set(), set()
-    _collect(expr, required, forbidden)
-    both = required & forbidden
-    if both:
-        raise exception.Invalid(
-            reason='resource_properties both requires and forbids %s'
-            % ', '.join(sorted(both)))
-    return frozenset(required), frozenset(forbidden)
-
-
-def _collect(expr, required, forbidden):
-    if not isinstance(expr, list) or not expr:
-        raise exception.Invalid(
-            reason='resource_properties must be a list like '
-                   '["=", "$TRAIT", "true"], got %r' % (expr,))
-    if expr[0] == 'and':
-        for sub in expr[1:]:
-            _collect(sub, required, forbidden)
-        return
-    if len(expr) != 3 or expr[0] not in ('=', '==', '!='):
-        raise exception.Invalid(
-            reason='resource_properties supports only "and" of '
-                   '["=" or "!=", "$TRAIT", true or false], got %r'
-                   % (expr,))
-    op, name, value = expr
-    trait = name[1:] if isinstance(name, str) and name[:1] == '$' else None
-    if trait not in _STANDARD_TRAITS and not (
-            trait and trait.startswith('CUSTOM_')):
-        raise exception.Invalid(
-            reason='resource_properties name a Placement trait, e.g. '
-                   '"$HW_CPU_X86_AVX2" or "$CUSTOM_...", got %r' % (name,))
-    wanted = str(value).lower()
-    if wanted not in _TRUE + _FALSE:
-        raise exception.Invalid(
-            reason='resource_properties value of %s must be true or '
-                   'false, got %r' % (trait, value))
-    if (wanted in _TRUE) == (op != '!='):
-        required.add(trait)
-    else:
-        forbidden.add(trait)
+    properties = host_properties.parse(resource_properties)
+    return properties.required, properties.forbidden
 
 
 def host_of(forest, alloc, sharing):
@@ -302,6 +262,7 @@ def place(forest, request, max_candidates=None, preferred=(), held=None,
     :param only_hosts: if set, the only hosts slots may go to
     :param avoid_hosts: hosts slots must not go to
     """
+    forest = matching_hosts(forest, request.hosts_matching)
     answer = candidates_mod.allocation_candidates(
         forest, request.candidates_request(), max_candidates)
     sharing = forest.sharing
@@ -448,6 +409,25 @@ def _pack(order, busy, first, estimates, wanted, lay):
         left -= lay(host, left)
 
 
+def matching_hosts(forest, hosts_matching):
+    """forest without the trees of the hosts hosts_matching refuses (all
+
+    of it if None), sharing providers kept: the engine then lists only
+    hosts the slots may use, as the slot index counts only those.
+    """
+    if hosts_matching is None:
+        return forest
+    sharing = forest.sharing
+    hosts = [root for root in forest.trees if root not in sharing]
+    matching = hosts_matching.mask(hosts_matching.columns(
+        [forest.trees[host] for host in hosts], hosts_matching.names))
+    if matching.all():
+        return forest
+    kept = sharing.union(np.array(hosts, dtype=object)[matching])
+    return forest_mod.ProviderForest(p for p in forest
+                                     if p.root_uuid in kept)
+
+
 def shortage(forest, request):
     """(class, free, needed, providers) of the class most short on the
 
@@ -466,7 +446,9 @@ def shortage(forest, request):
                 or (request.member_of
                     and not aggregates & request.member_of)
                 or not request.required <= traits
-                or traits & request.forbidden):
+                or traits & request.forbidden
+                or (request.hosts_matching is not None
+                    and not request.hosts_matching(members))):
             continue
         eligible.update(p.uuid for p in members if p.uuid not in sharing)
     eligible |= sharing

@@ -307,9 +307,13 @@ class PlacementTests(base.BlazarTestCase):
         self.start(lease['id'])
         self.assertEqual('required', self.nova.flavor_objs[rid].extra_specs[
             'trait:HW_NUMA_ROOT'])
-        self.assertRaises(mgr_exc.MalformedRequirements, self.create_lease,
-                          self.reservation(1, resource_properties=(
-                              '[">=", "$memory_mb", "4096"]')))
+        # Blazar's host facts are test_blazar_properties'; a name that is
+        # none is refused.
+        e = self.assertRaises(mgr_exc.MalformedRequirements,
+                              self.create_lease, self.reservation(
+                                  1, resource_properties=(
+                                      '[">=", "$ram", "4096"]')))
+        self.assertIn('resource_properties (no host fact $ram;', str(e))
 
     def test_an_availability_zone_takes_only_its_hosts(self):
         # As Nova does: the zone is an aggregate's, mirrored in Placement.

@@ -274,8 +274,14 @@ class PropertiesTests(base.BaseTestCase):
         self.assertEqual({'HW_CPU_X86_AVX2'}, required)
         self.assertEqual({'CUSTOM_SLOW', 'CUSTOM_OLD'}, forbidden)
 
+    def test_host_facts_are_no_traits(self):
+        # Blazar's other expressions are the request's hosts_matching
+        # (test_host_properties).
+        self.assertEqual((frozenset(), frozenset()), slots.parse_properties(
+            '[">=", "$memory_mb", "4096"]'))
+
     def test_anything_else_is_refused(self):
-        for bad in ('nope', '{"a": 1}', '[">=", "$memory_mb", "4096"]',
+        for bad in ('nope', '{"a": 1}', '[">=", "$no_such_fact", "4096"]',
                     '["=", "$NOT_A_TRAIT", "true"]',
                     '["=", "$CUSTOM_X", "maybe"]',
                     '["and", ["=", "$CUSTOM_X", "true"], '
