@@ -24,6 +24,7 @@ applied. Release is db.claims.release.
 """
 
 import collections
+import copy
 import json
 
 from oslo_utils import timeutils
@@ -54,10 +55,17 @@ STATES = (INACTIVE, IN_PROGRESS, ACTIVE, TIMEDOUT, ENDED)
 # IN-PROGRESS ones hold theirs while other projects' instances move off.
 HOLDING = (INACTIVE, IN_PROGRESS, ACTIVE)
 
-_FIELDS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
-           'availability_zone', 'required_traits', 'lease_type', 'timeout',
-           'deadline', 'start_time', 'end_time', 'state', 'aggregate_id',
-           'migrations')
+# seeds/001's host terms, each with the value that asks nothing: one JSON
+# column (host_terms) holds those asked, so that a term more is no
+# migration more; a reservation's dict has each as a key.
+TERMS = {'vcpus': 0, 'memory_mb': 0, 'disk_gb': 0,
+         'hypervisor_properties': '', 'resource_properties': '',
+         'capabilities': {}}
+_COLUMNS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
+            'availability_zone', 'required_traits', 'lease_type', 'timeout',
+            'deadline', 'start_time', 'end_time', 'state', 'aggregate_id',
+            'migrations')
+_FIELDS = _COLUMNS + tuple(TERMS)
 _HOST_FIELDS = ('host_uuid', 'host_name', 'service_host', 'name', 'joined')
 
 
@@ -78,8 +86,13 @@ class _Records(records.Records):
     noun = 'host reservation'
 
     def row_as_dict(self, row):
-        found = super().row_as_dict(row)
+        found = {c: row[c] for c in ('reservation_id',) + self.shown
+                 + _COLUMNS}
         found['migrations'] = json.loads(row['migrations'] or '[]')
+        asked = json.loads(row['host_terms'] or '{}')
+        found.update(
+            (term, asked[term] if term in asked else copy.copy(none))
+            for term, none in TERMS.items())
         return found
 
     def child_as_dict(self, row):
@@ -92,10 +105,26 @@ class _Records(records.Records):
                     joined=bool(host.get('joined')))
 
     def stored(self, values):
-        """values as columns: 'migrations' (a list) as JSON."""
+        """values as columns: 'migrations' (a list) as JSON, and the
+
+        TERMS, all or none of them (a term left out would be dropped
+        unseen), as the JSON of those that ask something.
+        """
         if values.get('migrations') is not None:
             values = dict(values, migrations=json.dumps(
                 values['migrations'], sort_keys=True))
+        given = [term for term in TERMS if term in values]
+        if given:
+            missing = sorted(set(TERMS) - set(given))
+            if missing:
+                raise exception.Invalid(
+                    reason='the host terms are written together: %s '
+                    'missing' % ', '.join(missing))
+            asked = {term: values[term] for term in TERMS
+                     if values[term] not in (None, TERMS[term])}
+            values = {k: v for k, v in values.items() if k not in TERMS}
+            values['host_terms'] = (json.dumps(asked, sort_keys=True)
+                                    if asked else None)
         return values
 
     def check(self, values):

@@ -261,6 +261,10 @@ class HostReservation(BASE, models.TimestampMixin):
     # off its hosts it started (JSON: [{'server', 'host', 'tries',
     # 'status'}]), awaited before its hosts join the pcloud.
     migrations = sa.Column(sa.Text, nullable=True)
+    # seeds/001's host terms it asks of each host (JSON: {'vcpus',
+    # 'memory_mb', 'disk_gb', 'hypervisor_properties',
+    # 'resource_properties', 'capabilities'}, those asked only); NULL: none.
+    host_terms = sa.Column(sa.Text, nullable=True)
 
 
 class HostReservationHost(BASE):

@@ -18,13 +18,24 @@ applicable hints": for each of our reservation types, its terms (the
 very ones api.lease_guard lets through, each with what it takes), and
 the values this cloud offers for them: host flavors and the zones of
 their pools' hosts, the pclouds the project may lease into, the traits
-some host has, the property syntax, and the limits the project is held
-to. Pure: the caller reads the cloud.
+some host has, the property syntax (host_properties), and the limits
+the project is held to. Pure: the caller reads the cloud.
 """
 
+from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import slots
+from pcloud_plugin.reservations import terms
 
+# Blazar's property syntax over host facts (host_properties).
+_PROPERTIES = ('the hosts, in Blazar\'s syntax: [op, "$name", value] (op: '
+               '%s), combined with ["and", ...] and ["or", ...]; a name is '
+               'one of %s or a Placement trait ("$TRAIT", "true"|"false"; '
+               'traits); default any host' % (
+                   ' '.join(host_properties.COMPARISONS),
+                   ', '.join('$' + fact for fact in host_properties.FACTS)))
+# seeds/001's region, a term of both types (api.lease_guard).
+_REGION = "this cloud's region (regions); any other is refused"
 # What each term takes; the keys are exactly the types' terms.
 HOST_TERMS = {
     'amount': 'number of whole hosts (at least 1)',
@@ -37,6 +48,24 @@ HOST_TERMS = {
                          'availability_zones)',
     'required_traits': 'Placement traits, e.g. HW_CPU_X86_AVX2,'
                        '!CUSTOM_SLOW (traits)',
+    terms.REGION: _REGION,
+    'vcpus': 'the least VCPUs (Placement total) each host has; 0: any',
+    'memory_mb': 'the least MiB of memory (Placement total) each host '
+                 'has; 0: any',
+    'disk_gb': 'the least GiB of disk (Placement DISK_GB total) each host '
+               'has; 0: any',
+    'hypervisor_properties': 'the hosts, in Blazar\'s syntax as its '
+                             'physical:host takes it (see '
+                             'resource_properties); default any host',
+    'resource_properties': _PROPERTIES,
+    'capabilities:*': 'Nova\'s capabilities extra specs: '
+                      'capabilities:<fact> with <fact> one of %s, its '
+                      'value plain (equal as a string) or "<op> value", '
+                      '<op> one of %s ("=": at least; "<or> a <or> b": '
+                      'any of)' % (', '.join(host_properties.FACTS),
+                                   ' '.join(host_requests.CAPABILITY_OPS)),
+    **{fact: 'capabilities:%s without the prefix (capabilities:*)'
+        % fact for fact in host_requests.UNSCOPED},
 }
 INSTANCE_TERMS = {
     'vcpus': 'VCPUs of one instance (at least 1)',
@@ -45,11 +74,10 @@ INSTANCE_TERMS = {
     'amount': 'number of instances (slots)',
     'affinity': 'true: one host; false: distinct hosts; none (default): '
                 'packed',
-    'resource_properties': 'Placement traits in Blazar\'s syntax: '
-                           '["=", "$TRAIT", "true"|"false"], combined '
-                           'with ["and", ...] (traits); default none',
+    'resource_properties': _PROPERTIES,
     'availability_zone': 'only hosts of this zone (availability_zones); '
                          'default any',
+    terms.REGION: _REGION,
 }
 
 LEASE_TERMS = {
@@ -64,7 +92,7 @@ def _terms(described, required, defaults):
             for term, text in sorted(described.items())}
 
 
-def hints(pools, host_flavors, pclouds, traits, limits):
+def hints(pools, host_flavors, pclouds, traits, limits, regions=()):
     """The hints answer.
 
     :param pools: host_requests.Pools of the cloud's aggregates
@@ -72,6 +100,7 @@ def hints(pools, host_flavors, pclouds, traits, limits):
     :param pclouds: [{'id', 'name', 'owner'}] the project may see
     :param traits: names of the traits some host has
     :param limits: {name: limit (below 0: none)} the project is held to
+    :param regions: this cloud's region, if it names one
     """
     flavors = []
     zones = set()
@@ -99,6 +128,7 @@ def hints(pools, host_flavors, pclouds, traits, limits):
                             set(slots.PARAMS) - set(slots.OPTIONAL),
                             slots.OPTIONAL),
         },
+        'regions': sorted(regions),
         'availability_zones': sorted(zones),
         'traits': sorted(traits),
         'limits': {name: limit for name, limit in sorted(limits.items())},

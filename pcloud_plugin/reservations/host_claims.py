@@ -44,8 +44,8 @@ def pick(ctx, pools, params, start, end, exclude=None, occupants=None):
     Raises PoolTooSmall when fewer hosts are eligible than asked for.
     """
     forest = db_snapshots.load_forest(ctx)
-    hosts = asked.eligible_hosts(forest, pools, params,
-                                 host_db.joined_service_hosts(ctx))
+    leased = host_db.joined_service_hosts(ctx)
+    hosts = asked.eligible_hosts(forest, pools, params, leased)
     roots = [h['host_uuid'] for h in hosts]
     busy = host_db.busy_intervals(ctx, roots, start, before=end,
                                   exclude_consumer=exclude)
@@ -57,8 +57,9 @@ def pick(ctx, pools, params, start, end, exclude=None, occupants=None):
         return free[:params['amount']], None
     if len(hosts) < params['amount']:
         raise exception.PoolTooSmall(
-            'Cannot reserve %s: only %d host(s) could ever serve it.'
-            % (asked.describe(params), len(hosts)))
+            'Cannot reserve %s: only %d host(s) could ever serve it.%s'
+            % (asked.describe(params), len(hosts),
+               asked.left_out(forest, pools, params, leased, hosts)))
     why = ('Cannot reserve %s from %s to %s: %d of the %d eligible '
            'hosts are free then.'
            % (asked.describe(params), start, end, len(free), len(hosts)))

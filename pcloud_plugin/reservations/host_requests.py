@@ -18,10 +18,24 @@ Its parameters (validated, each error a 400 naming its field), the lease
 types of seeds/001, the host flavor pools and pclouds as Nova's
 aggregates say (Pools), the hosts eligible for a reservation, and the
 earliest window in which one would be admitted, from the ledger.
+
+seeds/001's host terms are honoured wherever hosts are picked for a
+reservation (eligible_hosts), never accepted and ignored: ``vcpus``,
+``memory_mb`` and ``disk_gb`` are the least a host's VCPU, MEMORY_MB and
+DISK_GB totals must be; ``hypervisor_properties`` and
+``resource_properties`` are Blazar's property syntax (host_properties),
+as its physical:host plugin takes them; the host capabilities extra
+specs are Nova's ComputeCapabilitiesFilter's, scoped
+(``capabilities:cpu_arch``) or not (``cpu_arch``), over the same host
+facts.
 """
 
 import collections
 import datetime
+import json
+import math
+import operator
+import re
 
 from oslo_utils import strutils
 from oslo_utils import timeutils
@@ -32,6 +46,7 @@ from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.pcloud import partition
+from pcloud_plugin.reservations import host_properties
 
 CONF = conf.CONF
 
@@ -40,10 +55,42 @@ SCHEDULE = 'SCHEDULE'
 BEST_EFFORT = 'BEST-EFFORT'
 LEASE_TYPES = (IMMEDIATE, SCHEDULE, BEST_EFFORT)
 
+# The host terms: the least of a host fact (host_properties.facts) each
+# host must have, and Blazar's property expressions.
+MINIMUMS = {'vcpus': 'vcpus', 'memory_mb': 'memory_mb', 'disk_gb': 'local_gb'}
+PROPERTIES = ('hypervisor_properties', 'resource_properties')
+# Nova's capabilities extra specs: the scoped form names any host fact,
+# the non-scoped one those facts that are no term of their own.
+CAPABILITIES = 'capabilities'
+SCOPE = CAPABILITIES + ':'
+UNSCOPED = tuple(fact for fact in host_properties.FACTS
+                 if fact not in MINIMUMS)
+HOST_TERMS = tuple(MINIMUMS) + PROPERTIES + (CAPABILITIES,)
+
 REQUIRED = ('amount', 'host_flavor', 'pcloud_id')
-OPTIONAL = {'availability_zone': None, 'required_traits': None,
-            'lease_type': SCHEDULE, 'timeout': None}
-PARAMS = REQUIRED + tuple(OPTIONAL)
+OPTIONAL = dict({'availability_zone': None, 'required_traits': None,
+                 'lease_type': SCHEDULE, 'timeout': None},
+                **{term: host_db.TERMS[term]
+                   for term in tuple(MINIMUMS) + PROPERTIES})
+# The parameters parsed (and a reservation's record of them):
+# ``capabilities`` is {host fact: Nova's extra spec value}.
+STORED = REQUIRED + tuple(OPTIONAL) + (CAPABILITIES,)
+# The keys a request may carry (api.lease_guard); 'capabilities:*' is any
+# key of that prefix.
+PARAMS = REQUIRED + tuple(OPTIONAL) + UNSCOPED + (SCOPE + '*',)
+
+# Nova's extra_specs_ops, as far as host facts answer them: for numbers
+# '=' is "at least", as there; <in>, <all-in> and the string orderings
+# have no fact to mean something on.
+NUMBER_OPS = {'=': operator.ge, '==': operator.eq, '!=': operator.ne,
+              '>=': operator.ge, '<=': operator.le}
+STRING_OPS = {'s==': operator.eq, 's!=': operator.ne}
+ANY_OF = '<or>'
+CAPABILITY_OPS = tuple(NUMBER_OPS) + tuple(STRING_OPS) + (ANY_OF,)
+# A first word like these is an operator, never part of a plain value: one
+# not supported is refused rather than compared as a string (as Nova
+# would compare "> 8").
+_OPERATOR = re.compile(r'^(<[^<>]*>|s?[<>=!]{1,2})$')
 
 _NONE = ('', 'none', 'null')
 
@@ -79,8 +126,132 @@ def _traits(text):
     return host_windows.parse_traits(text.split('&'))
 
 
+def _supported():
+    return ('a capability is one of %s (capabilities:<fact>; %s also '
+            'without the prefix), its value plain (equal as a string) or '
+            '"<op> value" with <op> one of %s ("<or> a <or> b": any of)'
+            % (', '.join(host_properties.FACTS), ', '.join(UNSCOPED),
+               ' '.join(CAPABILITY_OPS)))
+
+
+def capability_test(key, fact, spec):
+    """(value of the host fact) -> whether it meets ``spec``, a value of
+
+    Nova's ComputeCapabilitiesFilter extra spec ``key``; InvalidTerm
+    naming the key for what this cloud cannot answer.
+    """
+    if fact not in host_properties.FACTS:
+        raise malformed(key, 'no host fact %s; %s' % (fact, _supported()))
+    if isinstance(spec, bool) or not isinstance(spec, (str, int, float)):
+        raise malformed(key, 'a string, got %r; %s' % (spec, _supported()))
+    spec = str(spec)
+    words = spec.split()
+    op = words[0] if words else None
+    if op == ANY_OF:
+        options = words[1::2]
+        if len(words) % 2 or any(w != ANY_OF for w in words[::2]):
+            raise malformed(key, '"<or> a <or> b" takes one value after '
+                            'each <or>, got %r' % spec)
+        return lambda value: str(value) in options
+    if op in STRING_OPS or op in NUMBER_OPS:
+        if len(words) != 2:
+            raise malformed(key, '%s takes one value, got %r' % (op, spec))
+        operand = words[1]
+        if op in STRING_OPS:
+            compare = STRING_OPS[op]
+            return lambda value: compare(str(value), operand)
+        if fact not in host_properties.TOTALS:
+            raise malformed(key, '%s is a name: compare it with s==, s!=, '
+                            '<or> or a plain value, not %s' % (fact, op))
+        try:
+            number = float(operand)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise malformed(key, '%s compares numbers, got %r' % (op, spec))
+        compare = NUMBER_OPS[op]
+        return lambda value: compare(float(value), number)
+    if op is not None and _OPERATOR.match(op):
+        raise malformed(key, '%s is no operator this cloud supports; %s'
+                        % (op, _supported()))
+    return lambda value: str(value) == spec
+
+
+def _capability_key(key):
+    """The host fact a request key names as a capability, else None."""
+    if key.startswith(SCOPE):
+        return key[len(SCOPE):]
+    return key if key in UNSCOPED else None
+
+
+def capabilities_of(values, current=None):
+    """{host fact: spec}: ``current``'s changed by the capabilities of
+
+    ``values`` (scoped or not; None or '' drops one), each checked.
+    """
+    found = dict(current or {})
+    named = {}
+    for key in sorted(values):
+        fact = _capability_key(key)
+        if fact is None:
+            continue
+        if fact in named:
+            raise malformed(key, 'give %s or %s, not both'
+                            % (named[fact], key))
+        named[fact] = key
+        spec = values[key]
+        if spec is None or (isinstance(spec, str) and not spec.strip()):
+            found.pop(fact, None)
+            continue
+        capability_test(key, fact, spec)
+        found[fact] = str(spec)
+    return found
+
+
+def _properties(term, expr):
+    """Blazar's expression as stored (a JSON string), and parsed."""
+    if isinstance(expr, list):
+        expr = json.dumps(expr)
+    if expr is None:
+        expr = ''
+    if not isinstance(expr, str):
+        raise malformed(term, 'a JSON string or a list, got %r' % (expr,))
+    try:
+        return expr, host_properties.parse(expr)
+    except exception.InvalidTerm as e:
+        # host_properties names resource_properties: say which it was.
+        named = e.kwargs.get('param', '')
+        prefix = 'resource_properties ('
+        why = (named[len(prefix):-1] if named.startswith(prefix)
+               else e.message)
+        raise malformed(term, why)
+
+
+def parse_host_terms(merged):
+    """The host terms of ``merged`` (those it lacks ask nothing),
+
+    validated: {term: value} as stored (db.host_reservations.TERMS).
+    """
+    params = {}
+    for term in MINIMUMS:
+        value = merged.get(term)
+        params[term] = (0 if value is None or value == ''
+                        else _int(value, term, 0))
+    for term in PROPERTIES:
+        params[term] = _properties(term, merged.get(term))[0]
+    current = merged.get(CAPABILITIES) or {}
+    if not isinstance(current, dict):
+        raise malformed(CAPABILITIES, '{fact: value}, got %r' % (current,))
+    params[CAPABILITIES] = capabilities_of(
+        {SCOPE + fact: spec for fact, spec in current.items()})
+    return params
+
+
 def parse_terms(merged):
-    """amount, host_flavor, availability_zone and required_traits."""
+    """amount, host_flavor, availability_zone, required_traits and the
+
+    host terms (parse_host_terms).
+    """
     params = {'amount': _int(merged['amount'], 'amount', 1)}
     try:
         params['host_flavor'] = codec.validate_flavor_id(
@@ -104,6 +275,7 @@ def parse_terms(merged):
     except exception.Invalid as e:
         raise malformed('required_traits', e.message)
     params['required_traits'] = traits
+    params.update(parse_host_terms(merged))
     return params
 
 
@@ -118,9 +290,12 @@ def parse_params(values, current=None):
     if missing:
         raise exception.MissingTerm(param=','.join(missing))
     merged = dict(OPTIONAL)
-    merged.update((p, current[p]) for p in PARAMS
+    merged.update((p, current[p]) for p in STORED
                   if current is not None and p in current)
-    merged.update((p, values[p]) for p in PARAMS if p in values)
+    merged.update((p, values[p]) for p in REQUIRED + tuple(OPTIONAL)
+                  if p in values)
+    merged[CAPABILITIES] = capabilities_of(
+        values, merged.get(CAPABILITIES))
     params = parse_terms(merged)
     try:
         params['pcloud_id'] = codec.validate_pcloud_id(merged['pcloud_id'])
@@ -149,7 +324,7 @@ def parse_params(values, current=None):
 
 
 def params_of(row):
-    return {p: row[p] for p in PARAMS}
+    return {p: row[p] for p in STORED}
 
 
 def check_type(params, start, now=None):
@@ -242,10 +417,70 @@ def eligible_hosts(forest, pools, params, leased):
         if node in roots:
             found[roots[node]] = (node, host)
     required, forbidden = _traits(params['required_traits'])
+    meets = host_test(params)
     return [{'host_uuid': root, 'host_name': found[root][0],
              'service_host': found[root][1]}
             for root in host_windows.qualifying(forest, found, required,
-                                                forbidden)]
+                                                forbidden)
+            if meets is None or meets(host_tree(forest, root))]
+
+
+def host_tree(forest, root):
+    """The providers of a host's tree, root first (host_properties.facts
+
+    reads the root's name as the hypervisor_hostname).
+    """
+    tree = [forest[uuid] for uuid in forest.tree_of(root)]
+    # forest.tree_of gives the root first already; a sort that keeps it
+    # costs nothing and does not lean on that.
+    return sorted(tree, key=lambda p: p.parent_uuid is not None)
+
+
+def _holds(properties, host):
+    return (properties.required <= host['traits']
+            and not properties.forbidden & host['traits']
+            and (properties.hosts_matching is None
+                 or properties.hosts_matching.matches(host)))
+
+
+def host_test(params):
+    """One predicate of a host's provider tree (root first) for the host
+
+    terms of ``params``, or None when they ask nothing (params without
+    them, as offerings and the earliest window give, ask nothing).
+    """
+    tests = []
+    for term, fact in MINIMUMS.items():
+        least = params.get(term) or 0
+        if least:
+            tests.append(lambda host, fact=fact, least=least:
+                         host[fact] >= least)
+    for term in PROPERTIES:
+        properties = _properties(term, params.get(term))[1]
+        if properties != host_properties.ANY_HOST:
+            tests.append(lambda host, p=properties: _holds(p, host))
+    for fact, spec in sorted((params.get(CAPABILITIES) or {}).items()):
+        test = capability_test(SCOPE + fact, fact, spec)
+        tests.append(lambda host, fact=fact, test=test:
+                     host[fact] is not None and test(host[fact]))
+    if not tests:
+        return None
+
+    def meets(tree):
+        host = host_properties.facts(tree)
+        return all(test(host) for test in tests)
+    return meets
+
+
+def terms_asked(params):
+    """The host terms ``params`` asks, as text, each by its name."""
+    asked = ['%s at least %d' % (term, params[term])
+             for term in MINIMUMS if params.get(term)]
+    asked.extend('%s %s' % (term, params[term])
+                 for term in PROPERTIES if params.get(term))
+    asked.extend('%s%s "%s"' % (SCOPE, fact, spec) for fact, spec in
+                 sorted((params.get(CAPABILITIES) or {}).items()))
+    return asked
 
 
 def describe(params):
@@ -254,9 +489,34 @@ def describe(params):
         where.append('in availability zone %s' % params['availability_zone'])
     if params['required_traits']:
         where.append('with traits %s' % params['required_traits'])
+    asked = terms_asked(params)
+    if asked:
+        where.append('with host terms %s' % ', '.join(asked))
     return '%d host(s) of host flavor %s%s' % (
         params['amount'], params['host_flavor'],
         ''.join(' ' + w for w in where))
+
+
+def left_out(forest, pools, params, leased, eligible):
+    """Why fewer hosts than asked could ever serve a reservation, when its
+
+    host terms are why: which terms and how many hosts they leave out of
+    those otherwise eligible ('' when it asks none, or they leave none).
+    """
+    asked = terms_asked(params)
+    if not asked:
+        return ''
+    without = dict(params, **{term: host_db.TERMS[term]
+                              for term in HOST_TERMS})
+    others = len(eligible_hosts(forest, pools, without, leased))
+    if others == len(eligible):
+        return ''
+    if not eligible:
+        return (' No host of host flavor %s meets its host terms (%s), '
+                'whatever the window: %d host(s) would be eligible without '
+                'them.' % (params['host_flavor'], ', '.join(asked), others))
+    return (' Its host terms (%s) leave %d of the %d host(s) otherwise '
+            'eligible.' % (', '.join(asked), len(eligible), others))
 
 
 def find_earliest_window(context, forest, pools, params, duration,

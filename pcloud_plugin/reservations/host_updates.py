@@ -47,7 +47,7 @@ class Updates(object):
         """
         ctx = self._ctx()
         reservation_id = row['reservation_id']
-        changed = sorted(p for p in asked.PARAMS if params[p] != row[p])
+        changed = sorted(p for p in asked.STORED if params[p] != row[p])
         if not changed and (start, end) == (row['start_time'],
                                             row['end_time']):
             return

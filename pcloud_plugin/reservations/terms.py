@@ -16,6 +16,11 @@
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import exception
 
+# seeds/001's region: a term of every reservation of ours, about where the
+# lease is rather than what it holds; honoured where a request enters
+# (api.lease_guard: this cloud's region or a 400), stored nowhere.
+REGION = 'region'
+
 
 def lease_window(start, end):
     """(start, end) of a lease, if the ledger holds them exactly.

@@ -47,6 +47,7 @@ from pcloud_plugin.pcloud import service as service_mod
 from pcloud_plugin import quota
 from pcloud_plugin.reservations import allocations
 from pcloud_plugin.reservations import hints as hints_mod
+from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import offerings
@@ -422,20 +423,22 @@ class API(object):
             raise _invalid('affinity', 'true, false or none, got %r'
                            % query['affinity'])
         try:
-            required, forbidden = slots_mod.parse_properties(
+            properties = host_properties.parse(
                 query.get('resource_properties') or '')
         except exception.Invalid as e:
             raise _invalid('resource_properties', e.kwargs.get(
-                'reason', e.message))
+                'param', e.message))
         try:
             excluded_aggregates, excluded_hosts = resources.NovaObjects(
                 self.service.nova).pcloud_exclusions()
         except cloud_mod.NOVA_FAILURES as e:
             raise cloud_mod.nova_failure('list aggregates', e)
         request = slots_mod.SlotRequest(
-            per_slot, amount, affinity=affinity, required=required,
-            forbidden=forbidden, forbidden_aggregates=excluded_aggregates,
-            excluded_hosts=excluded_hosts)
+            per_slot, amount, affinity=affinity,
+            required=properties.required, forbidden=properties.forbidden,
+            forbidden_aggregates=excluded_aggregates,
+            excluded_hosts=excluded_hosts,
+            hosts_matching=properties.hosts_matching)
         return _offerings(offerings.slot_offerings(
             pcloud_context.get_admin_context(), request, duration,
             not_before, count))
@@ -532,4 +535,5 @@ class API(object):
             host_requests.Pools(self._aggregates(),
                                 CONF.pcloud.default_availability_zone),
             self.list_host_flavors(ctx), self.list_pclouds(ctx),
-            db_providers.traits_in_use(admin), limits)
+            db_providers.traits_in_use(admin), limits,
+            [region for region in (lease_guard.this_region(),) if region])

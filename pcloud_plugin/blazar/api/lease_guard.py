@@ -43,6 +43,7 @@ from oslo_log import log as logging
 
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import terms as terms_mod
 
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF
@@ -86,16 +87,17 @@ def _plugins_types(names):
             LOG.exception('Could not load Blazar resource plugin %s',
                           entry.name)
             continue
-        found[plugin.resource_type] = getattr(plugin, 'request_terms', None)
+        terms = getattr(plugin, 'request_terms', None)
+        # Ours take the region too (_check_region).
+        found[plugin.resource_type] = (None if terms is None
+                                       else tuple(terms) + (_WHERE,))
     return found
 
 
 # What every reservation may carry beside its type's terms: its type, and
 # on an update the id of the reservation it changes.
 _ANY_RESERVATION = frozenset(('resource_type', 'id'))
-# seeds/001's region: where the lease is, not what it holds. Honoured
-# here (the region must be this cloud's) and stored nowhere.
-_WHERE = 'region'
+_WHERE = terms_mod.REGION
 # seeds/003 writes a lease's dates so; Blazar reads only its own names.
 _DATE_ALIASES = (('start', 'start_date'), ('end', 'end_date'))
 
@@ -200,10 +202,14 @@ def _dates_renamed(data):
 def _check_terms(reservation, terms, field, whose):
     """SchemaViolation naming the first key of the reservation that is
 
-    none of ``terms`` (``whose`` they are, for the message).
+    none of ``terms`` (``whose`` they are, for the message); a term
+    ending in ``*`` is every key of its prefix (``capabilities:*``: Nova's
+    scoped extra specs).
     """
-    for key in sorted(set(reservation) - _ANY_RESERVATION - {_WHERE}
-                      - set(terms)):
+    prefixes = tuple(t[:-1] for t in terms if t.endswith('*'))
+    for key in sorted(set(reservation) - _ANY_RESERVATION - set(terms)):
+        if any(key.startswith(p) and len(key) > len(p) for p in prefixes):
+            continue
         raise exception.SchemaViolation(
             field='%s.%s' % (field, key),
             reason='not a term %s; its terms are: %s' % (

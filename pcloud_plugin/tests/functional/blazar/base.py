@@ -47,6 +47,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from pcloud_plugin.blazar.api import handlers
+from pcloud_plugin.blazar.api import policy as api_policy
 from pcloud_plugin.blazar import instance_plugin
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
@@ -73,6 +74,20 @@ KEYSTONE = 'http://127.0.0.1/identity'
 CATALOG = [{'type': 'identity', 'name': 'keystone', 'endpoints': [
     {'interface': i, 'url': KEYSTONE, 'region': 'RegionOne'}
     for i in ('public', 'internal', 'admin')]}]
+
+
+def override_policy(test, rules):
+    """An operator's policy file of ``rules`` ({rule: check string}) for
+
+    the length of ``test`` (which has a config fixture, ``conf``).
+    """
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path,
+                        'policy.yaml')
+    with open(path, 'w') as f:
+        f.writelines('"%s": "%s"\n' % rule for rule in rules.items())
+    api_policy.get_enforcer()   # registers [oslo_policy]
+    test.conf.set_override('policy_file', path, group='oslo_policy')
+    api_policy.reset()
 
 
 class _QuietHandler(simple_server.WSGIRequestHandler):

@@ -21,7 +21,6 @@ manager's event loop runs for every lease again.
 """
 
 import datetime
-import os
 
 from blazar.db import api as blazar_db
 from blazar import status
@@ -29,7 +28,6 @@ import fixtures
 from oslo_utils import timeutils
 
 from pcloud_plugin.blazar.api import lease_lock
-from pcloud_plugin.blazar.api import policy as api_policy
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import locks
 from pcloud_plugin.db import reservations as res_db
@@ -128,8 +126,13 @@ class BodyTests(LeaseGuardTestCase):
         for reservation, field in (
                 (dict(self.reservation(1), zone='nowhere'),
                  'reservations.0.zone'),
-                (self.hosts_res(1, vcpus=64), 'reservations.0.vcpus'),
-                (self.hosts_res(1, hypervisor_properties='["=", "$a", 1]'),
+                (self.hosts_res(1, cpus=64), 'reservations.0.cpus'),
+                # Only the scoped capabilities: a prefix alone is none.
+                (self.hosts_res(1, **{'capabilities:': 'x86_64'}),
+                 'reservations.0.capabilities:'),
+                (self.hosts_res(1, capabilities={'cpu_arch': 'x86_64'}),
+                 'reservations.0.capabilities'),
+                (dict(self.reservation(1), hypervisor_properties='[]'),
                  'reservations.0.hypervisor_properties'),
                 (self.hosts_res(1, flavor_id='x'),
                  'reservations.0.flavor_id')):
@@ -195,13 +198,8 @@ class BodyTests(LeaseGuardTestCase):
         self.assert_refused(response, 400, '[pcloud_instance] max_amount')
         self.assertEqual(2, self.row_of(lease)['amount'])
         # A caller policy lets past them is not held to them.
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'policy.yaml')
-        with open(path, 'w') as f:
-            f.write('"pcloud:lease:exceed_limits": "role:member"\n')
-        api_policy.get_enforcer()   # registers [oslo_policy]
-        self.conf.set_override('policy_file', path, group='oslo_policy')
-        api_policy.reset()
+        base.override_policy(self, {'pcloud:lease:exceed_limits':
+                                    'role:member'})
         response = self.call('PUT', '/leases/%s' % lease['id'], {
             'reservations': [{'id': rid, 'amount': 3}]})
         self.assertEqual(200, response.status_code, response.text)

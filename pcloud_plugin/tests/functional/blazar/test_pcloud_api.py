@@ -17,7 +17,6 @@ See pcloud_api_base for the users and the cloud behind the API.
 """
 
 import json
-import os
 import re
 from urllib import parse
 
@@ -27,10 +26,10 @@ from hypothesis import strategies as st
 from keystoneauth1 import exceptions as ks_exc
 import testtools
 
-from pcloud_plugin.blazar.api import policy
 from pcloud_plugin.blazar.api import v1
 from pcloud_plugin.clients import keystone as keystone_client
 from pcloud_plugin import policies
+from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import pcloud_api_base as api_base
 from pcloud_plugin.tests.unit.pcloud import fake_keystone
 
@@ -207,15 +206,9 @@ class PolicyTest(_OnePcloud):
 
     def test_overridden_rule_is_enforced(self):
         """An operator's policy file changes our rules."""
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'policy.yaml')
-        with open(path, 'w') as f:
-            f.write('"pcloud:host_flavor:list": "role:admin"\n'
-                    '"pcloud:pcloud:get": "role:member and '
-                    'project_id:%(project_id)s"\n')
-        policy.get_enforcer()   # registers [oslo_policy]
-        self.conf.set_override('policy_file', path, group='oslo_policy')
-        policy.reset()
+        base.override_policy(self, {
+            'pcloud:host_flavor:list': 'role:admin',
+            'pcloud:pcloud:get': 'role:member and project_id:%(project_id)s'})
         self.call('alice-reader', 'GET', '/pcloud-host-flavors', expect=403)
         self.call('admin', 'GET', '/pcloud-host-flavors', expect=200)
         self.call('alice-reader', 'GET', self.path, expect=403)
@@ -664,13 +657,7 @@ class ProjectsTest(_OnePcloud):
 
     def test_its_own_rule(self):
         self.add('bob')
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'policy.yaml')
-        with open(path, 'w') as f:
-            f.write('"pcloud:pcloud:get_authorized": "!"\n')
-        policy.get_enforcer()   # registers [oslo_policy]
-        self.conf.set_override('policy_file', path, group='oslo_policy')
-        policy.reset()
+        base.override_policy(self, {'pcloud:pcloud:get_authorized': '!'})
         self.assertEqual({}, self.listed('bob-member'))
         self.call('bob-member', 'GET', self.path, expect=404)
         self.call('alice-reader', 'GET', self.path, expect=200)

@@ -14,11 +14,16 @@
 """Whole-host claims, busy intervals and host reservation records."""
 
 import datetime
+import json
+
+import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
+from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import models
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -181,7 +186,8 @@ class RecordTests(base.LedgerTestCase):
                               migrations=[{'server': 's', 'host': 'h1'}],
                               hosts=[{'host_uuid': 'u1', 'host_name': 'h1',
                                       'service_host': 's1',
-                                      'name': 'lease-1', 'joined': True}]),
+                                      'name': 'lease-1', 'joined': True}],
+                              **host_db.TERMS),
                          row)
         self.assertEqual([], host_db.get(self.context, 'r2')['migrations'])
         host_db.update(self.context, 'r2', migrations=[{'server': 't'}])
@@ -222,3 +228,36 @@ class RecordTests(base.LedgerTestCase):
         self.assertEqual(['r2'], listed())
         self.assertRaises(host_db.HostReservationNotFound, host_db.get,
                           self.context, 'r1')
+
+    def test_host_terms_are_one_column_each_a_key_of_the_row(self):
+        terms = {'vcpus': 32, 'memory_mb': 0, 'disk_gb': 100,
+                 'hypervisor_properties': '["=", "$cpu_arch", "x86_64"]',
+                 'resource_properties': '',
+                 'capabilities': {'cpu_arch': 's== x86_64'}}
+        host_db.create(self.context, 'r1', self.values(**terms))
+        row = host_db.get(self.context, 'r1')
+        self.assertEqual(terms, {t: row[t] for t in host_db.TERMS})
+        with db_api.reader(self.context) as session:
+            stored = session.execute(sa.select(
+                models.HostReservation.host_terms)).scalar_one()
+        # Only what asks something is written.
+        self.assertEqual({'vcpus': 32, 'disk_gb': 100,
+                          'hypervisor_properties': terms[
+                              'hypervisor_properties'],
+                          'capabilities': {'cpu_arch': 's== x86_64'}},
+                         json.loads(stored))
+        # Other fields change, the terms stay.
+        host_db.update(self.context, 'r1', amount=3)
+        row = host_db.get(self.context, 'r1')
+        self.assertEqual((3, terms),
+                         (row['amount'], {t: row[t] for t in host_db.TERMS}))
+        # They are written together: one left out is refused, not lost.
+        e = self.assertRaises(exception.Invalid, host_db.update,
+                              self.context, 'r1', vcpus=8)
+        self.assertIn('the host terms are written together', str(e))
+        host_db.update(self.context, 'r1', **host_db.TERMS)
+        row = host_db.get(self.context, 'r1')
+        self.assertEqual(host_db.TERMS, {t: row[t] for t in host_db.TERMS})
+        with db_api.reader(self.context) as session:
+            self.assertIsNone(session.execute(sa.select(
+                models.HostReservation.host_terms)).scalar_one())

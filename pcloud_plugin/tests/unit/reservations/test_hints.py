@@ -16,6 +16,7 @@
 from pcloud_plugin.reservations import hints
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import slots
+from pcloud_plugin.reservations import terms
 from pcloud_plugin.tests import base
 
 
@@ -29,8 +30,11 @@ class _Agg:
 class HintsTests(base.TestCase):
 
     def test_each_type_describes_exactly_its_terms(self):
-        self.assertEqual(set(host_requests.PARAMS), set(hints.HOST_TERMS))
-        self.assertEqual(set(slots.PARAMS), set(hints.INSTANCE_TERMS))
+        # The region is a term of both (api.lease_guard honours it).
+        self.assertEqual(set(host_requests.PARAMS) | {terms.REGION},
+                         set(hints.HOST_TERMS))
+        self.assertEqual(set(slots.PARAMS) | {terms.REGION},
+                         set(hints.INSTANCE_TERMS))
 
     def test_flavors_zones_pclouds_traits_and_limits(self):
         pool = _Agg('pool', ['cn2', 'cn1'])

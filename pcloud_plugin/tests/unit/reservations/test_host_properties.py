@@ -33,6 +33,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import slots
 from pcloud_plugin.tests import base
+from pcloud_plugin.tests.unit.blazar import test_slot_index
 from pcloud_plugin.tests.unit.reservations import test_slots
 
 T0 = datetime.datetime(2030, 1, 1)
@@ -368,10 +369,5 @@ class IndexedPlacingTests(base.LedgerTestCase):
         self.assertIs(index._host_columns, claimed._host_columns)
         self.assertIsNot(before._host_columns, index._host_columns)
 
-    @staticmethod
-    def _result_of(place):
-        try:
-            plan = place()
-        except slots.SlotsUnavailable as e:
-            return 'refused', e.kwargs['placed']
-        return plan.hosts, plan.amounts
+    _result_of = staticmethod(
+        test_slot_index.IndexedPlacementTests._result_of)

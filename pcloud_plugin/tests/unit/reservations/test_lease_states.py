@@ -31,6 +31,9 @@ def _host_row(rid, state, lease_id='L1', start=T0, deadline=None):
             'deadline': deadline, 'amount': 1, 'host_flavor': 'big',
             'pcloud_id': 'pc', 'lease_type': 'BEST-EFFORT', 'timeout': 10,
             'availability_zone': None, 'required_traits': None,
+            'vcpus': 32, 'memory_mb': 0, 'disk_gb': 0,
+            'hypervisor_properties': '', 'resource_properties': '',
+            'capabilities': {'cpu_arch': 'x86_64'},
             'hosts': [{'name': 'lease-b-2', 'host_name': 'cn2'},
                       {'name': 'lease-b-1', 'host_name': 'cn1'}]}
 
@@ -73,6 +76,11 @@ class LeaseStateTests(base.TestCase):
         self.assertEqual((deadline.isoformat(), 10, 'BEST-EFFORT'),
                          (host['deadline'], host['timeout'],
                           host['lease_type']))
+        # seeds/001's host terms it was given.
+        self.assertEqual((32, 0, '', {'cpu_arch': 'x86_64'}),
+                         (host['vcpus'], host['disk_gb'],
+                          host['hypervisor_properties'],
+                          host['capabilities']))
         self.assertNotIn('cn1', str(lease))
 
     def test_a_deadline_is_shown_only_while_waiting(self):
