@@ -15,10 +15,12 @@
 """Lease terms mean what they say, in the sandbox: a term no reservation
 
 of the type has is refused naming it, an availability zone takes only
-its hosts (and one the cloud lacks is refused), and seeds/003's request
-body is admitted as printed.
+its hosts (and one the cloud lacks is refused), Blazar's
+resource_properties take only the hosts they name (and one that names
+none is refused), and seeds/003's request body is admitted as printed.
 """
 
+import json
 import time
 
 from pcloud_plugin.osc import client as pcloud_client
@@ -36,11 +38,12 @@ class LeaseTerms(test_capacity_truth._Capacity):
         # terms it knows of virtual:instance, and a pcloud:host string
         # value not at all (osc.leases).
         for reservation, field in (
-                (dict(self._slot(64), region='nowhere'),
-                 'reservations.0.region'),
+                (dict(self._slot(64), zone='nowhere'),
+                 'reservations.0.zone'),
                 ({'resource_type': 'pcloud:host', 'amount': 1,
-                  'host_flavor': 'any', 'pcloud_id': 'any', 'vcpus': 64},
-                 'reservations.0.vcpus')):
+                  'host_flavor': 'any', 'pcloud_id': 'any',
+                  'flavor_id': 'x'},
+                 'reservations.0.flavor_id')):
             refused = self.assertRaises(
                 pcloud_client.PcloudError, self.alt._request, 'POST',
                 '/leases', {'name': 'terms-refused', 'events': [],
@@ -54,6 +57,20 @@ class LeaseTerms(test_capacity_truth._Capacity):
             lease['name'] for lease in self.cli.json(
                 'openstack', 'reservation', 'lease', 'list',
                 user=common.ALT_USER)])
+
+    def test_a_region_is_this_clouds_or_refused_naming_it(self):
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self._lease, self.alt,
+            dict(self._slot(64), region='nowhere'), _minute(hours=2),
+            _minute(hours=3))
+        self.assertEqual(400, refused.code, refused)
+        self.assertIn("reservations.0.region", str(refused))
+        self.assertIn("not the region of this cloud: %r" % common.REGION,
+                      str(refused))
+        lease = self._lease(self.alt, dict(self._slot(64),
+                                           region=common.REGION),
+                            _minute(hours=2), _minute(hours=3))
+        self.assertEqual('PENDING', lease['status'])
 
     def test_seeds_003_request_body_as_printed_is_admitted(self):
         # The seed's body but for its dates (past now) and its amount: 5
@@ -122,3 +139,110 @@ class LeaseTerms(test_capacity_truth._Capacity):
             server = fixture.boot(self, self.cli, 'terms-zone-%d' % n, rid,
                                   common.ALT_USER)
             self.assertEqual(zone_host, server['OS-EXT-SRV-ATTR:host'])
+
+    def test_blazar_properties_place_and_boot_only_on_hosts_named(self):
+        # The two hosts the lease would take without properties; named,
+        # the two others take it.
+        slots = dict(self._slot(64), amount=2, affinity=False)
+        probe = self._lease(self.alt, slots)
+        unnamed = self._slot_hosts(probe)
+        fixture.delete_lease(self.alt, probe['id'])
+        named = [host for host in self.computes if host not in unnamed][:2]
+        self.assertEqual(2, len(named), unnamed)
+        expr = json.dumps(['or'] + [['=', '$hypervisor_hostname', host]
+                                    for host in named])
+        lease = self._lease(self.alt, dict(slots, resource_properties=expr))
+        self.assertEqual(sorted(named), sorted(self._slot_hosts(lease)))
+        self._settled(lease, common.ALT_USER, 'ACTIVE')
+        rid = fixture.reservation_of(self.sandbox, lease['id'])
+        landed = [fixture.boot(self, self.cli, 'terms-named-%d' % n, rid,
+                               common.ALT_USER)['OS-EXT-SRV-ATTR:host']
+                  for n in range(2)]
+        self.assertEqual(sorted(named), sorted(landed))
+        # A host that does not exist, or more VCPUs than any compute has:
+        # no host to place on (409), saying which hosts were asked for.
+        for none in (['=', '$hypervisor_hostname', 'no-such-host'],
+                     ['>', '$vcpus', '1000000']):
+            refusal = self._refused(
+                self._lease, self.alt, dict(
+                    self._slot(64), resource_properties=json.dumps(none)))
+            self.assertIn('resource_properties %s' % json.dumps(none),
+                          refusal)
+            self.assertIn('Only 0 of 1 slots fit', refusal)
+        # A name that is no host fact: 400, listing those there are.
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self._lease, self.alt, dict(
+                self._slot(64), resource_properties='[">", "$cpus", "1"]'))
+        self.assertEqual(400, refused.code, refused)
+        self.assertIn('resource_properties (no host fact $cpus; it may name '
+                      '$hypervisor_hostname', str(refused))
+
+    def test_slots_over_max_unit_in_sum_are_admitted_and_booted(self):
+        # Ten 2-vCPU slots on one host of at most 16 cores are ten
+        # instances: 20 cores, over its VCPU max_unit (its cores), within
+        # what it holds at its CPU ratio and the project's cores quota.
+        # Before, refused.
+        lease = self._lease(self.alt, dict(
+            self._slot(256), amount=10, vcpus=2, affinity=True,
+            resource_properties='["<=", "$vcpus", "16"]'))
+        (host,) = self._slot_hosts(lease)
+        cores = {c['name']: c['vcpus'] for c in self.sandbox.computes}
+        self.assertLess(cores[host], 2 * 10)
+        self._settled(lease, common.ALT_USER, 'ACTIVE')
+        rid = fixture.reservation_of(self.sandbox, lease['id'])
+
+        def servers():
+            return self.nova.servers.list(search_opts={
+                'all_tenants': 1, 'name': '^terms-max-unit-'})
+
+        def delete_them():
+            ids = [server.id for server in servers()]
+            if ids:
+                self.cli.run('openstack', 'server', 'delete', '--wait',
+                             *ids, user=common.ALT_USER)
+        self.addCleanup(delete_them)
+        self.cli.run('openstack', 'server', 'create', '--flavor', rid,
+                     '--image', 'cirros', '--nic', 'none', '--min',
+                     '10', '--max', '10', 'terms-max-unit',
+                     user=common.ALT_USER)
+        deadline = time.monotonic() + 180
+        while True:
+            found = servers()
+            statuses = sorted(s.status for s in found)
+            if statuses == ['ACTIVE'] * 10 or 'ERROR' in statuses:
+                break
+            self.assertLess(time.monotonic(), deadline, statuses)
+            time.sleep(2)
+        self.assertEqual(['ACTIVE'] * 10, statuses)
+        self.assertEqual({host}, {getattr(s, 'OS-EXT-SRV-ATTR:host')
+                                  for s in found})
+
+    def test_whole_host_terms_lease_and_boot_only_hosts_meeting_them(self):
+        cores = {c['name']: c['vcpus'] for c in self.sandbox.computes}
+        small, big = sorted(self.computes[-2:], key=cores.get)
+        flavor = self._pool(small, big)
+        pcloud = self._pcloud(self.demo)
+
+        def lease(**terms):
+            return self._lease(self.demo, dict(
+                {'resource_type': 'pcloud:host', 'amount': 1,
+                 'host_flavor': flavor, 'pcloud_id': pcloud,
+                 'lease_type': 'IMMEDIATE'}, **terms))
+        # Terms no host of the flavor meets: 409 naming them.
+        refusal = self._refused(lease, vcpus=cores[big] + 1)
+        self.assertIn('vcpus at least %d' % (cores[big] + 1), refusal)
+        refusal = self._refused(lease, **{
+            'capabilities:hypervisor_hostname': 's== nowhere'})
+        self.assertIn('capabilities:hypervisor_hostname', refusal)
+        # Terms the big host alone meets: it is leased, and boots land
+        # there.
+        leased = lease(vcpus=cores[big], hypervisor_properties=json.dumps(
+            ['>=', '$memory_mb', '1']), local_gb='>= 1',
+            **{'capabilities:hypervisor_hostname': '<or> %s <or> %s' % (
+                small, big)})
+        self.assertEqual('ACTIVE', self._settled(
+            leased, common.DEMO_USER, 'ACTIVE', 'ERROR'))
+        self.assertEqual({big: pcloud, small: None}, self._holders(flavor))
+        _server, host = self._boot('terms-host', 'm1.tiny', common.DEMO_USER,
+                                   '--hint', 'pcloud=%s' % pcloud)
+        self.assertEqual(big, host)
