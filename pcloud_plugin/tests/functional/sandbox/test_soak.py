@@ -115,12 +115,18 @@ def _errors_logged(sandbox):
     with open(sandbox.log('blazar'), errors='replace') as f:
         errors = [line for line in f if ' ERROR ' in line]
     # Blazar's one line per 5xx and per lease (or reservation) sent to
-    # ERROR, naming the exception, then the last.
-    return ''.join([line[:1500] for line in errors
-                    if 'with status code 5' in line
-                    or 'went into ERROR status' in line
-                    or 'Failed to execute action' in line] +
-                   [line[:400] for line in errors[-30:]])
+    # ERROR, naming the exception, with the traceback blazar-api logs
+    # after a 5xx (its next lines of the same process), then the last.
+    named = []
+    for index, line in enumerate(errors):
+        if ('went into ERROR status' in line
+                or 'Failed to execute action' in line):
+            named.append(line[:1500])
+        elif 'with status code 5' in line:
+            pid = line.split()[2:3]
+            named.extend(later[:400] for later in errors[index:index + 40]
+                         if later.split()[2:3] == pid)
+    return ''.join(named + [line[:400] for line in errors[-30:]])
 
 
 def _placement_over_capacity(placement):
