@@ -430,10 +430,7 @@ def host_tree(forest, root):
 
     reads the root's name as the hypervisor_hostname).
     """
-    tree = [forest[uuid] for uuid in forest.tree_of(root)]
-    # forest.tree_of gives the root first already; a sort that keeps it
-    # costs nothing and does not lean on that.
-    return sorted(tree, key=lambda p: p.parent_uuid is not None)
+    return forest.trees[root]
 
 
 def _holds(properties, host):
