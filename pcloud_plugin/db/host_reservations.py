@@ -60,7 +60,7 @@ HOLDING = (INACTIVE, IN_PROGRESS, ACTIVE)
 # migration more; a reservation's dict has each as a key.
 TERMS = {'vcpus': 0, 'memory_mb': 0, 'disk_gb': 0,
          'hypervisor_properties': '', 'resource_properties': '',
-         'capabilities': {}}
+         'capabilities': {}, 'aggregate_metadata': {}}
 _COLUMNS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
             'availability_zone', 'required_traits', 'lease_type', 'timeout',
             'deadline', 'start_time', 'end_time', 'state', 'aggregate_id',

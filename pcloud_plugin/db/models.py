@@ -263,7 +263,8 @@ class HostReservation(BASE, models.TimestampMixin):
     migrations = sa.Column(sa.Text, nullable=True)
     # seeds/001's host terms it asks of each host (JSON: {'vcpus',
     # 'memory_mb', 'disk_gb', 'hypervisor_properties',
-    # 'resource_properties', 'capabilities'}, those asked only); NULL: none.
+    # 'resource_properties', 'capabilities', 'aggregate_metadata'}, those
+    # asked only); NULL: none.
     host_terms = sa.Column(sa.Text, nullable=True)
 
 

@@ -66,6 +66,11 @@ HOST_TERMS = {
                                    ' '.join(host_requests.CAPABILITY_OPS)),
     **{fact: 'capabilities:%s without the prefix (capabilities:*)'
         % fact for fact in host_requests.UNSCOPED},
+    'aggregate_instance_extra_specs:*': (
+        "Nova's aggregate extra specs: aggregate_instance_extra_specs:<key> "
+        "with <key> a key of the metadata of the aggregates a host is in; "
+        'some value of it meets the value given, which takes what '
+        'capabilities:* takes; a host without the key does not'),
 }
 INSTANCE_TERMS = {
     'vcpus': 'VCPUs of one instance (at least 1)',

@@ -27,7 +27,13 @@ DISK_GB totals must be; ``hypervisor_properties`` and
 as its physical:host plugin takes them; the host capabilities extra
 specs are Nova's ComputeCapabilitiesFilter's, scoped
 (``capabilities:cpu_arch``) or not (``cpu_arch``), over the same host
-facts.
+facts; the aggregate extra specs are Nova's
+AggregateInstanceExtraSpecsFilter's, scoped only
+(``aggregate_instance_extra_specs:ssd``), over the metadata of the
+host's aggregates (Pools.metadata_of). Nova reads an unscoped key with
+both filters; here it is a capability or no term at all: an unscoped
+key names no one thing, and a lessee asking for metadata says so by its
+scope.
 """
 
 import collections
@@ -65,7 +71,15 @@ CAPABILITIES = 'capabilities'
 SCOPE = CAPABILITIES + ':'
 UNSCOPED = tuple(fact for fact in host_properties.FACTS
                  if fact not in MINIMUMS)
-HOST_TERMS = tuple(MINIMUMS) + PROPERTIES + (CAPABILITIES,)
+# Nova's aggregate extra specs: {metadata key: spec} of the host's
+# aggregates.
+AGGREGATE_METADATA = 'aggregate_metadata'
+AGGREGATE_SCOPE = 'aggregate_instance_extra_specs:'
+# The keys of our own bookkeeping in aggregates' metadata (pcloud.
+# aggregates), which name real hosts: never a lessee's to ask about.
+OWN_KEYS = 'pcloud:'
+HOST_TERMS = tuple(MINIMUMS) + PROPERTIES + (CAPABILITIES,
+                                             AGGREGATE_METADATA)
 
 REQUIRED = ('amount', 'host_flavor', 'pcloud_id')
 OPTIONAL = dict({'availability_zone': None, 'required_traits': None,
@@ -73,15 +87,18 @@ OPTIONAL = dict({'availability_zone': None, 'required_traits': None,
                 **{term: host_db.TERMS[term]
                    for term in tuple(MINIMUMS) + PROPERTIES})
 # The parameters parsed (and a reservation's record of them):
-# ``capabilities`` is {host fact: Nova's extra spec value}.
-STORED = REQUIRED + tuple(OPTIONAL) + (CAPABILITIES,)
+# ``capabilities`` is {host fact: Nova's extra spec value},
+# ``aggregate_metadata`` {metadata key: Nova's extra spec value}.
+STORED = REQUIRED + tuple(OPTIONAL) + (CAPABILITIES, AGGREGATE_METADATA)
 # The keys a request may carry (api.lease_guard); 'capabilities:*' is any
 # key of that prefix.
-PARAMS = REQUIRED + tuple(OPTIONAL) + UNSCOPED + (SCOPE + '*',)
+PARAMS = (REQUIRED + tuple(OPTIONAL) + UNSCOPED
+          + (SCOPE + '*', AGGREGATE_SCOPE + '*'))
 
 # Nova's extra_specs_ops, as far as host facts answer them: for numbers
 # '=' is "at least", as there; <in>, <all-in> and the string orderings
-# have no fact to mean something on.
+# have no fact to mean something on (and are refused for aggregate
+# metadata too: one set of operators for both extra specs).
 NUMBER_OPS = {'=': operator.ge, '==': operator.eq, '!=': operator.ne,
               '>=': operator.ge, '<=': operator.le}
 STRING_OPS = {'s==': operator.eq, 's!=': operator.ne}
@@ -126,12 +143,31 @@ def _traits(text):
     return host_windows.parse_traits(text.split('&'))
 
 
+def _values_text():
+    return ('its value plain (equal as a string) or "<op> value" with '
+            '<op> one of %s ("<or> a <or> b": any of)'
+            % ' '.join(CAPABILITY_OPS))
+
+
 def _supported():
     return ('a capability is one of %s (capabilities:<fact>; %s also '
-            'without the prefix), its value plain (equal as a string) or '
-            '"<op> value" with <op> one of %s ("<or> a <or> b": any of)'
+            'without the prefix), %s'
             % (', '.join(host_properties.FACTS), ', '.join(UNSCOPED),
-               ' '.join(CAPABILITY_OPS)))
+               _values_text()))
+
+
+def _metadata_supported():
+    return ('%s<key> is a key of the metadata of the host\'s aggregates '
+            '(not %s...), %s' % (AGGREGATE_SCOPE, OWN_KEYS, _values_text()))
+
+
+def _number(value):
+    """value as a finite float, else None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def capability_test(key, fact, spec):
@@ -142,8 +178,34 @@ def capability_test(key, fact, spec):
     """
     if fact not in host_properties.FACTS:
         raise malformed(key, 'no host fact %s; %s' % (fact, _supported()))
+    name = None if fact in host_properties.TOTALS else fact
+    return spec_test(key, spec, _supported(), name)
+
+
+def metadata_test(key, name, spec):
+    """(one value of the host's aggregates' metadata key ``name``) ->
+
+    whether it meets ``spec``, a value of Nova's
+    AggregateInstanceExtraSpecsFilter extra spec ``key``; InvalidTerm
+    naming the key for what this cloud cannot answer.
+    """
+    if not name or name.startswith(OWN_KEYS):
+        raise malformed(key, 'no metadata key %r; %s'
+                        % (name, _metadata_supported()))
+    return spec_test(key, spec, _metadata_supported())
+
+
+def spec_test(key, spec, supported, name=None):
+    """(a value) -> whether it meets ``spec``, the value of the extra spec
+
+    ``key`` (Nova's extra_specs_ops, CAPABILITY_OPS of them); InvalidTerm
+    naming the key, saying what is ``supported``, for what this cloud
+    cannot answer. ``name``: the values are that fact's, names, which no
+    number operator compares; else a value that is no number meets no
+    number comparison.
+    """
     if isinstance(spec, bool) or not isinstance(spec, (str, int, float)):
-        raise malformed(key, 'a string, got %r; %s' % (spec, _supported()))
+        raise malformed(key, 'a string, got %r; %s' % (spec, supported))
     spec = str(spec)
     words = spec.split()
     op = words[0] if words else None
@@ -160,20 +222,21 @@ def capability_test(key, fact, spec):
         if op in STRING_OPS:
             compare = STRING_OPS[op]
             return lambda value: compare(str(value), operand)
-        if fact not in host_properties.TOTALS:
+        if name is not None:
             raise malformed(key, '%s is a name: compare it with s==, s!=, '
-                            '<or> or a plain value, not %s' % (fact, op))
-        try:
-            number = float(operand)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
+                            '<or> or a plain value, not %s' % (name, op))
+        number = _number(operand)
+        if number is None:
             raise malformed(key, '%s compares numbers, got %r' % (op, spec))
         compare = NUMBER_OPS[op]
-        return lambda value: compare(float(value), number)
+
+        def test(value):
+            value = _number(value)
+            return value is not None and compare(value, number)
+        return test
     if op is not None and _OPERATOR.match(op):
         raise malformed(key, '%s is no operator this cloud supports; %s'
-                        % (op, _supported()))
+                        % (op, supported))
     return lambda value: str(value) == spec
 
 
@@ -184,28 +247,56 @@ def _capability_key(key):
     return key if key in UNSCOPED else None
 
 
+def _metadata_key(key):
+    """The metadata key a request key names, else None."""
+    return key[len(AGGREGATE_SCOPE):] if key.startswith(
+        AGGREGATE_SCOPE) else None
+
+
+def _extra_specs(values, current, name_of, test):
+    """{name: spec}: ``current``'s changed by the keys of ``values`` that
+
+    ``name_of`` names (None: not one of these; None or '' drops one),
+    each checked by ``test(key, name, spec)``.
+    """
+    found = dict(current or {})
+    named = {}
+    for key in sorted(values):
+        name = name_of(key)
+        if name is None:
+            continue
+        if name in named:
+            raise malformed(key, 'give %s or %s, not both'
+                            % (named[name], key))
+        named[name] = key
+        spec = values[key]
+        if spec is None or (isinstance(spec, str) and not spec.strip()):
+            found.pop(name, None)
+            continue
+        test(key, name, spec)
+        found[name] = str(spec)
+    return found
+
+
 def capabilities_of(values, current=None):
     """{host fact: spec}: ``current``'s changed by the capabilities of
 
     ``values`` (scoped or not; None or '' drops one), each checked.
     """
-    found = dict(current or {})
-    named = {}
-    for key in sorted(values):
-        fact = _capability_key(key)
-        if fact is None:
-            continue
-        if fact in named:
-            raise malformed(key, 'give %s or %s, not both'
-                            % (named[fact], key))
-        named[fact] = key
-        spec = values[key]
-        if spec is None or (isinstance(spec, str) and not spec.strip()):
-            found.pop(fact, None)
-            continue
-        capability_test(key, fact, spec)
-        found[fact] = str(spec)
-    return found
+    return _extra_specs(values, current, _capability_key, capability_test)
+
+
+def aggregate_metadata_of(values, current=None):
+    """{metadata key: spec}: ``current``'s changed by the aggregate extra
+
+    specs of ``values`` (None or '' drops one), each checked.
+    """
+    return _extra_specs(values, current, _metadata_key, metadata_test)
+
+
+# The extra specs terms: (term, its scope, its parser).
+EXTRA_SPECS = ((CAPABILITIES, SCOPE, capabilities_of),
+               (AGGREGATE_METADATA, AGGREGATE_SCOPE, aggregate_metadata_of))
 
 
 def _properties(term, expr):
@@ -239,11 +330,12 @@ def parse_host_terms(merged):
                         else _int(value, term, 0))
     for term in PROPERTIES:
         params[term] = _properties(term, merged.get(term))[0]
-    current = merged.get(CAPABILITIES) or {}
-    if not isinstance(current, dict):
-        raise malformed(CAPABILITIES, '{fact: value}, got %r' % (current,))
-    params[CAPABILITIES] = capabilities_of(
-        {SCOPE + fact: spec for fact, spec in current.items()})
+    for term, scope, specs_of in EXTRA_SPECS:
+        current = merged.get(term) or {}
+        if not isinstance(current, dict):
+            raise malformed(term, '{name: value}, got %r' % (current,))
+        params[term] = specs_of(
+            {scope + name: spec for name, spec in current.items()})
     return params
 
 
@@ -294,8 +386,8 @@ def parse_params(values, current=None):
                   if current is not None and p in current)
     merged.update((p, values[p]) for p in REQUIRED + tuple(OPTIONAL)
                   if p in values)
-    merged[CAPABILITIES] = capabilities_of(
-        values, merged.get(CAPABILITIES))
+    for term, _scope, specs_of in EXTRA_SPECS:
+        merged[term] = specs_of(values, merged.get(term))
     params = parse_terms(merged)
     try:
         params['pcloud_id'] = codec.validate_pcloud_id(merged['pcloud_id'])
@@ -360,7 +452,8 @@ def deadline(params, start):
 class Pools:
     """Host flavor pools and pclouds, from one list of Nova's aggregates
 
-    (seeds/000's names and metadata).
+    (seeds/000's names and metadata), and what their metadata says of
+    each host.
     """
 
     def __init__(self, aggregates, default_az):
@@ -369,6 +462,8 @@ class Pools:
         self.node_of = {}
         self.holders = collections.defaultdict(list)
         self._az = {}
+        self._metadata = collections.defaultdict(
+            lambda: collections.defaultdict(set))
         self.default_az = default_az
         # Blazar's physical:host plugin's: never ours (pcloud.partition).
         self.blazars = partition.blazar_hosts(
@@ -385,13 +480,32 @@ class Pools:
                     self.pclouds[pcloud_id] = agg
                 for host in hosts:
                     self.holders[host].append(pcloud_id or agg.name)
+            # A pcloud's or a lease's aggregate holds a host while it is
+            # leased: its metadata says nothing of the host's own.
+            if not (codec.is_pcloud(md) or codec.is_lease(md)):
+                self._add_metadata(md, hosts)
             zone = getattr(agg, 'availability_zone', None)
             if zone:
                 for host in hosts:
                     self._az[host] = zone
 
+    def _add_metadata(self, md, hosts):
+        # As Nova reads them: a value is a comma separated list, and a
+        # host has a key's values of every aggregate it is in.
+        for key, value in md.items():
+            values = {v.strip() for v in str(value).split(',')}
+            for host in hosts:
+                self._metadata[host][key] |= values
+
     def az_of(self, host):
         return self._az.get(host, self.default_az)
+
+    def metadata_of(self, host):
+        """{key: set of values} of the metadata of the aggregates the
+
+        service host ``host`` is in, pclouds' and leases' aside.
+        """
+        return self._metadata.get(host, {})
 
 
 def eligible_hosts(forest, pools, params, leased):
@@ -422,7 +536,8 @@ def eligible_hosts(forest, pools, params, leased):
              'service_host': found[root][1]}
             for root in host_windows.qualifying(forest, found, required,
                                                 forbidden)
-            if meets is None or meets(host_tree(forest, root))]
+            if meets is None or meets(host_tree(forest, root),
+                                      pools.metadata_of(found[root][1]))]
 
 
 def host_tree(forest, root):
@@ -441,10 +556,11 @@ def _holds(properties, host):
 
 
 def host_test(params):
-    """One predicate of a host's provider tree (root first) for the host
+    """One predicate of a host's provider tree (root first) and the
 
-    terms of ``params``, or None when they ask nothing (params without
-    them, as offerings and the earliest window give, ask nothing).
+    metadata of its aggregates (Pools.metadata_of) for the host terms of
+    ``params``, or None when they ask nothing (params without them, as
+    offerings and the earliest window give, ask nothing).
     """
     tests = []
     for term, fact in MINIMUMS.items():
@@ -460,12 +576,20 @@ def host_test(params):
         test = capability_test(SCOPE + fact, fact, spec)
         tests.append(lambda host, fact=fact, test=test:
                      host[fact] is not None and test(host[fact]))
-    if not tests:
+    metadata_tests = [
+        (name, metadata_test(AGGREGATE_SCOPE + name, name, spec))
+        for name, spec in sorted(
+            (params.get(AGGREGATE_METADATA) or {}).items())]
+    if not tests and not metadata_tests:
         return None
 
-    def meets(tree):
+    def meets(tree, metadata):
         host = host_properties.facts(tree)
-        return all(test(host) for test in tests)
+        # As Nova: some aggregate's value of the key meets the spec (a
+        # host without the key meets none).
+        return (all(test(host) for test in tests)
+                and all(any(test(value) for value in metadata.get(name, ()))
+                        for name, test in metadata_tests))
     return meets
 
 
@@ -475,8 +599,9 @@ def terms_asked(params):
              for term in MINIMUMS if params.get(term)]
     asked.extend('%s %s' % (term, params[term])
                  for term in PROPERTIES if params.get(term))
-    asked.extend('%s%s "%s"' % (SCOPE, fact, spec) for fact, spec in
-                 sorted((params.get(CAPABILITIES) or {}).items()))
+    for term, scope, _specs_of in EXTRA_SPECS:
+        asked.extend('%s%s "%s"' % (scope, name, spec) for name, spec in
+                     sorted((params.get(term) or {}).items()))
     return asked
 
 

@@ -36,7 +36,7 @@ INSTANCE_TYPE = 'virtual:instance'
 HOST_TERMS = ('amount', 'host_flavor', 'pcloud_id', 'lease_type', 'timeout',
               'availability_zone', 'required_traits', 'vcpus', 'memory_mb',
               'disk_gb', 'hypervisor_properties', 'resource_properties',
-              'capabilities')
+              'capabilities', 'aggregate_metadata')
 INSTANCE_TERMS = ('amount', 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
                   'resource_properties', 'availability_zone')
 # An instance reservation's record state, as seeds/001 names it.

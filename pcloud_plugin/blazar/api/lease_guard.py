@@ -203,8 +203,8 @@ def _check_terms(reservation, terms, field, whose):
     """SchemaViolation naming the first key of the reservation that is
 
     none of ``terms`` (``whose`` they are, for the message); a term
-    ending in ``*`` is every key of its prefix (``capabilities:*``: Nova's
-    scoped extra specs).
+    ending in ``*`` is every key of its prefix (``capabilities:*``,
+    ``aggregate_instance_extra_specs:*``: Nova's scoped extra specs).
     """
     prefixes = tuple(t[:-1] for t in terms if t.endswith('*'))
     for key in sorted(set(reservation) - _ANY_RESERVATION - set(terms)):

@@ -14,10 +14,11 @@
 """seeds/001's host terms of a pcloud:host lease (CPU cores, RAM, disk,
 
 Blazar's hypervisor and resource properties, Nova's capabilities extra
-specs scoped or not) through Blazar's real v1 API and manager, with
-Placement's facts: honoured on admission, on updates and when the lease
-grows, shown to the lessee, and refused naming the term when bad or when
-no host has them, never ignored.
+specs scoped or not, its aggregate extra specs) through Blazar's real v1
+API and manager, with Placement's facts and Nova's aggregates: honoured
+on admission, on updates and when the lease grows, shown to the lessee,
+and refused naming the term when bad or when no host has them, never
+ignored.
 
 Hosts as test_host_plugin's, but: cn4 has 64 VCPUs; cn1 and cn4 are
 x86_64 and cn2 aarch64 (Placement's HW_ARCH_* traits, as Nova writes
@@ -223,6 +224,101 @@ class RefusalTests(HostTermsTestCase):
         for term in ('vcpus', 'memory_mb', 'disk_gb',
                      'hypervisor_properties', 'resource_properties',
                      'capabilities:*', 'cpu_arch', 'hypervisor_hostname',
-                     'local_gb'):
+                     'local_gb', 'aggregate_instance_extra_specs:*'):
             self.assertFalse(terms[term]['required'], term)
             self.assertTrue(terms[term]['takes'], term)
+
+
+METADATA = 'aggregate_instance_extra_specs:'
+
+
+class AggregateMetadataTests(HostTermsTestCase):
+    """Nova aggregates with metadata: cn1 in two (disk ssd, rack r1; disk
+
+    hdd), cn4 in one (disk "nvme, ssd": two values, as Nova reads them),
+    cn2 in none.
+    """
+
+    def _build_pools(self):
+        super()._build_pools()
+        for name, metadata, host in (
+                ('rack-1', {'disk': 'ssd', 'rack': 'r1'}, 'cn1'),
+                ('spinning', {'disk': 'hdd'}, 'cn1'),
+                ('flash', {'disk': 'nvme, ssd'}, 'cn4')):
+            agg = self.nova.aggregates.create(name, None)
+            self.nova.aggregates.set_metadata(agg.id, metadata)
+            self.nova.aggregates.add_host(agg.id, host)
+        self.nova.calls.clear()
+
+    def test_metadata_no_host_has_is_refused_naming_it(self):
+        response = self.post(self.hosts_res(1, **{METADATA + 'rack': 'r9'}))
+        self.assert_refused(response, 409,
+                            'aggregate_instance_extra_specs:rack "r9"')
+        self.assertIn('No host of host flavor big meets its host terms',
+                      self.message(response))
+        # A host without the key meets no spec of it.
+        response = self.post(self.hosts_res(
+            1, **{METADATA + 'rack': 's!= r1'}))
+        self.assert_refused(response, 409, METADATA + 'rack')
+        self.assert_nothing_held()
+
+    def test_only_hosts_whose_aggregates_meet_it_are_leased(self):
+        for n, (specs, amount, leased) in enumerate((
+                ({'rack': 'r1'}, 1, ['cn1']),
+                ({'disk': 'nvme'}, 1, ['cn4']),
+                ({'disk': 'hdd'}, 1, ['cn1']),
+                ({'disk': '<or> ssd <or> sas'}, 2, ['cn1', 'cn4']),
+                ({'disk': 's!= hdd', 'rack': None}, 2, ['cn1', 'cn4']))):
+            start = 60 + 120 * n
+            response = self.post(self.hosts_res(amount, **{
+                METADATA + key: spec for key, spec in specs.items()}),
+                start=start, end=start + 60)
+            self.assertEqual(201, response.status_code, response.text)
+            self.assertEqual(leased, self.leased(response.json()['lease']),
+                             specs)
+
+    def test_an_update_changes_or_drops_it(self):
+        lease = self.post_lease(self.hosts_res(
+            1, **{METADATA + 'disk': 'nvme'}))
+        self.assertEqual(['cn4'], self.leased(lease))
+        response = self.put(lease, **{METADATA + 'disk': 'hdd'})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(({'disk': 'hdd'}, ['cn1']), (
+            self.row(lease)['aggregate_metadata'], self.leased(lease)))
+        # Metadata no host has: refused naming it, the lease as it was.
+        response = self.put(lease, **{METADATA + 'disk': 's== sas'})
+        self.assert_refused(response, 409, METADATA + 'disk "s== sas"')
+        response = self.put(lease, **{METADATA + 'disk': '<in> ss'})
+        self.assert_refused(response, 400, 'Malformed parameter %sdisk ('
+                            % METADATA)
+        self.assertEqual(({'disk': 'hdd'}, ['cn1']), (
+            self.row(lease)['aggregate_metadata'], self.leased(lease)))
+        response = self.put(lease, **{METADATA + 'disk': None, 'vcpus': 32})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(({}, ['cn4']), (
+            self.row(lease)['aggregate_metadata'], self.leased(lease)))
+
+    def test_only_a_host_reservation_takes_it_scoped(self):
+        for reservation, field in (
+                (self.hosts_res(1, disk='ssd'), 'reservations.0.disk'),
+                (self.hosts_res(1, **{METADATA: 'ssd'}),
+                 'reservations.0.' + METADATA),
+                (dict(self.reservation(1), **{METADATA + 'disk': 'ssd'}),
+                 'reservations.0.' + METADATA + 'disk')):
+            response = self.post(reservation)
+            self.assert_refused(response, 400, field)
+            self.assertIn('its terms are', self.message(response))
+        response = self.post(self.hosts_res(1, **{
+            METADATA + 'pcloud:hypervisor:cn1': 'cn1'}))
+        self.assert_refused(response, 400, 'Malformed parameter %s'
+                            'pcloud:hypervisor:cn1 (' % METADATA)
+        self.assert_nothing_held()
+
+    def test_the_lessee_sees_it(self):
+        lease = self.post_lease(self.hosts_res(
+            1, **{METADATA + 'rack': 's== r1'}))
+        response = self.call('GET', '/pcloud-leases/%s' % lease['id'])
+        self.assertEqual(200, response.status_code, response.text)
+        (shown,) = response.json()['lease']['reservations']
+        self.assertEqual({'rack': 's== r1'}, shown['aggregate_metadata'])
+        self.assertNotIn('cn1', response.text)

@@ -222,6 +222,12 @@ class LeaseTerms(test_capacity_truth._Capacity):
         small, big = sorted(self.computes[-2:], key=cores.get)
         flavor = self._pool(small, big)
         pcloud = self._pcloud(self.demo)
+        # Metadata of a Nova aggregate the big host alone is in.
+        agg = self.nova.aggregates.create('terms-metadata', None)
+        self.addCleanup(self.nova.aggregates.delete, agg.id)
+        self.nova.aggregates.set_metadata(agg.id, {'terms_disk': 'fast'})
+        self.nova.aggregates.add_host(agg.id, big)
+        self.addCleanup(self.nova.aggregates.remove_host, agg.id, big)
 
         def lease(**terms):
             return self._lease(self.demo, dict(
@@ -234,12 +240,16 @@ class LeaseTerms(test_capacity_truth._Capacity):
         refusal = self._refused(lease, **{
             'capabilities:hypervisor_hostname': 's== nowhere'})
         self.assertIn('capabilities:hypervisor_hostname', refusal)
+        refusal = self._refused(lease, **{
+            'aggregate_instance_extra_specs:terms_disk': 'slow'})
+        self.assertIn('aggregate_instance_extra_specs:terms_disk', refusal)
         # Terms the big host alone meets: it is leased, and boots land
         # there.
         leased = lease(vcpus=cores[big], hypervisor_properties=json.dumps(
             ['>=', '$memory_mb', '1']), local_gb='>= 1',
             **{'capabilities:hypervisor_hostname': '<or> %s <or> %s' % (
-                small, big)})
+                small, big),
+               'aggregate_instance_extra_specs:terms_disk': 'fast'})
         self.assertEqual('ACTIVE', self._settled(
             leased, common.DEMO_USER, 'ACTIVE', 'ERROR'))
         self.assertEqual({big: pcloud, small: None}, self._holders(flavor))

@@ -233,7 +233,8 @@ class RecordTests(base.LedgerTestCase):
         terms = {'vcpus': 32, 'memory_mb': 0, 'disk_gb': 100,
                  'hypervisor_properties': '["=", "$cpu_arch", "x86_64"]',
                  'resource_properties': '',
-                 'capabilities': {'cpu_arch': 's== x86_64'}}
+                 'capabilities': {'cpu_arch': 's== x86_64'},
+                 'aggregate_metadata': {'ssd': 'true'}}
         host_db.create(self.context, 'r1', self.values(**terms))
         row = host_db.get(self.context, 'r1')
         self.assertEqual(terms, {t: row[t] for t in host_db.TERMS})
@@ -244,7 +245,8 @@ class RecordTests(base.LedgerTestCase):
         self.assertEqual({'vcpus': 32, 'disk_gb': 100,
                           'hypervisor_properties': terms[
                               'hypervisor_properties'],
-                          'capabilities': {'cpu_arch': 's== x86_64'}},
+                          'capabilities': {'cpu_arch': 's== x86_64'},
+                          'aggregate_metadata': {'ssd': 'true'}},
                          json.loads(stored))
         # Other fields change, the terms stay.
         host_db.update(self.context, 'r1', amount=3)
@@ -261,3 +263,12 @@ class RecordTests(base.LedgerTestCase):
         with db_api.reader(self.context) as session:
             self.assertIsNone(session.execute(sa.select(
                 models.HostReservation.host_terms)).scalar_one())
+
+    def test_terms_written_before_a_term_was_added_ask_nothing_of_it(self):
+        host_db.create(self.context, 'r1', self.values())
+        with db_api.writer(self.context) as session:
+            # A row of before aggregate_metadata: no key for it.
+            session.execute(sa.update(models.HostReservation).values(
+                host_terms=json.dumps({'vcpus': 8})))
+        row = host_db.get(self.context, 'r1')
+        self.assertEqual((8, {}), (row['vcpus'], row['aggregate_metadata']))

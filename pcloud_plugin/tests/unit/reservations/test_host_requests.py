@@ -61,13 +61,32 @@ def _forest():
         _host('h3', 32, memory_mb=65536)])
 
 
-def _pools(hosts=('h1', 'h2', 'h3')):
+def _aggregate(name, metadata, hosts):
+    return types.SimpleNamespace(name=name, metadata=metadata,
+                                 hosts=list(hosts), availability_zone=None)
+
+
+def _pools(hosts=('h1', 'h2', 'h3'), others=()):
     metadata = codec.pool_metadata(codec.HostFlavor('big', 'whole', 4))
     metadata.update((codec.node_key(h), h) for h in hosts)
-    pool = types.SimpleNamespace(name=codec.pool_name('big'),
-                                 metadata=metadata, hosts=list(hosts),
-                                 availability_zone=None)
-    return asked.Pools([pool], 'nova')
+    pool = _aggregate(codec.pool_name('big'), metadata, hosts)
+    return asked.Pools([pool] + list(others), 'nova')
+
+
+def _metadata_pools():
+    """h1 in two aggregates (disk ssd, speed 10; disk hdd), h2 in one
+
+    (disk "nvme, ssd": two values, as Nova reads it), h3 in none but a
+    pcloud's and a lease's, which say nothing of a host's own.
+    """
+    pcloud = codec.pcloud_metadata(PCLOUD, 'mine', 'p')
+    pcloud['disk'] = 'ssd'
+    return _pools(others=[
+        _aggregate('fast', {'disk': 'ssd', 'speed': '10'}, ['h1']),
+        _aggregate('slow', {'disk': 'hdd'}, ['h1']),
+        _aggregate('both', {'disk': 'nvme, ssd'}, ['h2']),
+        _aggregate(codec.pcloud_name(PCLOUD), pcloud, ['h3']),
+        _aggregate('lease', {codec.LEASE_ID: 'l1', 'disk': 'ssd'}, ['h3'])])
 
 
 class ParseTests(base.TestCase):
@@ -80,7 +99,7 @@ class ParseTests(base.TestCase):
 
     def test_no_terms_ask_nothing(self):
         params = asked.parse_params(request())
-        self.assertEqual((0, 0, 0, '', '', {}), tuple(
+        self.assertEqual((0, 0, 0, '', '', {}, {}), tuple(
             params[t] for t in asked.HOST_TERMS))
         self.assertIsNone(asked.host_test(params))
         self.assertEqual(set(asked.STORED), set(params))
@@ -153,6 +172,51 @@ class ParseTests(base.TestCase):
         self.assertIn('hypervisor_hostname, vcpus, memory_mb, local_gb, '
                       'cpu_arch', text)
 
+    def test_aggregate_metadata_is_its_scoped_keys(self):
+        params = asked.parse_params(request(**{
+            'aggregate_instance_extra_specs:ssd': 'true',
+            'aggregate_instance_extra_specs:speed': '>= 10',
+            'aggregate_instance_extra_specs:a:b': 8}))
+        self.assertEqual({'ssd': 'true', 'speed': '>= 10', 'a:b': '8'},
+                         params['aggregate_metadata'])
+        self.assertEqual({}, params['capabilities'])
+        # Unscoped, a key is a capability or no term (the lease guard
+        # refuses it): never aggregate metadata.
+        self.assertEqual({}, asked.parse_params(request(
+            ssd='true'))['aggregate_metadata'])
+        self.assertNotIn('ssd', asked.PARAMS)
+        self.assertEqual({}, asked.parse_params(request(
+            cpu_arch='x86_64'))['aggregate_metadata'])
+
+    def test_aggregate_metadata_takes_the_capabilities_operators(self):
+        key = 'aggregate_instance_extra_specs:disk'
+        for spec in ('ssd', 's== ssd', 's!= hdd', '<or> ssd <or> nvme',
+                     '= 8', '== 8', '!= 8', '>= 8.5', '<= 8'):
+            self.assertEqual({'disk': spec}, asked.parse_params(request(
+                **{key: spec}))['aggregate_metadata'])
+        for spec, why in (
+                ('<in> ssd', '<in> is no operator'),
+                ('<all-in> ssd', '<all-in> is no operator'),
+                ('> 8', '> is no operator'),
+                ('s< a', 's< is no operator'),
+                ('>= many', 'compares numbers'),
+                ('>= 8 9', 'takes one value'),
+                ('<or> a b', 'one value after each <or>'),
+                (['ssd'], 'a string'),
+                (True, 'a string')):
+            text = self.assert_refused(key, **{key: spec})
+            self.assertIn(why, text)
+        self.assertIn('= == != >= <= s== s!= <or>', self.assert_refused(
+            key, **{key: '<in> x'}))
+        # Our own bookkeeping (it names real hosts) is no metadata to ask.
+        self.assertIn("no metadata key 'pcloud:hypervisor:h1'",
+                      self.assert_refused(
+                          'aggregate_instance_extra_specs:pcloud:hypervisor'
+                          ':h1', **{'aggregate_instance_extra_specs:pcloud:'
+                                    'hypervisor:h1': 'h1'}))
+        self.assert_refused('aggregate_instance_extra_specs:',
+                            **{'aggregate_instance_extra_specs:': 'x'})
+
     def test_updates_merge_with_the_stored_terms(self):
         current = asked.parse_params(request(vcpus=32, cpu_arch='x86_64'))
         self.assertEqual(current, asked.parse_params({}, current))
@@ -163,6 +227,24 @@ class ParseTests(base.TestCase):
             changed['vcpus'], changed['memory_mb'], changed['capabilities']))
         self.assertEqual(asked.params_of(dict(changed, state='x')), changed)
 
+    def test_an_update_changes_or_drops_aggregate_metadata(self):
+        key = 'aggregate_instance_extra_specs:'
+        current = asked.parse_params(request(**{
+            key + 'disk': 'ssd', key + 'speed': '>= 10'}))
+        self.assertEqual(current, asked.parse_params({}, current))
+        changed = asked.parse_params({key + 'disk': 's== hdd',
+                                      key + 'speed': None,
+                                      key + 'rack': 'r1'}, current)
+        self.assertEqual({'disk': 's== hdd', 'rack': 'r1'},
+                         changed['aggregate_metadata'])
+        self.assertEqual({}, asked.parse_params(
+            {key + 'disk': ' ', key + 'rack': ''},
+            changed)['aggregate_metadata'])
+        # A bad change is refused, naming it.
+        e = self.assertRaises(exception.InvalidTerm, asked.parse_params,
+                              {key + 'disk': '<in> s'}, current)
+        self.assertIn('Malformed parameter %sdisk (' % key, str(e))
+
     def test_describe_names_the_terms(self):
         text = asked.describe(asked.parse_params(request(
             vcpus=64, hypervisor_properties='["=", "$cpu_arch", "arm"]',
@@ -171,6 +253,10 @@ class ParseTests(base.TestCase):
         self.assertIn('hypervisor_properties ["=", "$cpu_arch", "arm"]',
                       text)
         self.assertIn('capabilities:cpu_arch "s== x86_64"', text)
+        text = asked.describe(asked.parse_params(request(**{
+            'aggregate_instance_extra_specs:disk': '<or> a <or> b'})))
+        self.assertIn('aggregate_instance_extra_specs:disk "<or> a <or> b"',
+                      text)
 
 
 class EligibilityTests(base.TestCase):
@@ -218,6 +304,51 @@ class EligibilityTests(base.TestCase):
         self.assertEqual(['h2'], self.eligible(local_gb='1000'))
         # Every term holds at once.
         self.assertEqual([], self.eligible(vcpus=32, cpu_arch='x86_64'))
+
+    def test_aggregate_metadata_as_nova_reads_it(self):
+        pools = _metadata_pools()
+        # h3 is a pcloud's: leased to the one asking, it may serve.
+        h3 = {'h3'}
+
+        def eligible(terms=None, **specs):
+            params = asked.parse_params(request(**dict(terms or {}, **{
+                'aggregate_instance_extra_specs:' + key: spec
+                for key, spec in specs.items()})))
+            return [h['host_name'] for h in asked.eligible_hosts(
+                _forest(), pools, params, h3)]
+        self.assertEqual(['h1', 'h2', 'h3'], eligible())
+        # Some aggregate of the host has a value meeting the spec: h1's
+        # two aggregates differ, h2's one value is a list of two; h3's
+        # pcloud and lease say nothing of it.
+        self.assertEqual(['h1', 'h2'], eligible(disk='ssd'))
+        self.assertEqual(['h1'], eligible(disk='hdd'))
+        self.assertEqual(['h1'], eligible(disk='s== hdd'))
+        self.assertEqual(['h1', 'h2'], eligible(disk='s!= ssd'))
+        self.assertEqual(['h2'], eligible(disk='<or> nvme <or> sas'))
+        self.assertEqual([], eligible(disk='nvme, ssd'))
+        # Numbers compare as numbers; a value that is none meets none.
+        self.assertEqual(['h1'], eligible(speed='= 8'))
+        self.assertEqual(['h1'], eligible(speed='<= 10'))
+        self.assertEqual([], eligible(speed='!= 10'))
+        self.assertEqual([], eligible(disk='>= 0'))
+        # A host without the key meets nothing, not even s!=.
+        self.assertEqual([], eligible(rack='r1'))
+        self.assertEqual([], eligible(rack='s!= r1'))
+        # Every term holds at once.
+        self.assertEqual(['h2'], eligible({'cpu_arch': 'aarch64'},
+                                          disk='ssd'))
+        self.assertEqual([], eligible(disk='ssd', speed='10', rack='r1'))
+
+    def test_aggregate_metadata_says_why_no_host_could_serve_it(self):
+        forest, pools = _forest(), _metadata_pools()
+        params = asked.parse_params(request(**{
+            'aggregate_instance_extra_specs:rack': 'r1'}))
+        hosts = asked.eligible_hosts(forest, pools, params, set())
+        self.assertIn('No host of host flavor big meets its host terms '
+                      '(aggregate_instance_extra_specs:rack "r1"), whatever '
+                      'the window: 2 host(s) would be eligible without '
+                      'them.', asked.left_out(forest, pools, params, set(),
+                                              hosts))
 
     def test_a_tree_is_read_root_first(self):
         forest = _forest()

@@ -34,6 +34,7 @@ def _host_row(rid, state, lease_id='L1', start=T0, deadline=None):
             'vcpus': 32, 'memory_mb': 0, 'disk_gb': 0,
             'hypervisor_properties': '', 'resource_properties': '',
             'capabilities': {'cpu_arch': 'x86_64'},
+            'aggregate_metadata': {'disk': '<or> ssd <or> nvme'},
             'hosts': [{'name': 'lease-b-2', 'host_name': 'cn2'},
                       {'name': 'lease-b-1', 'host_name': 'cn1'}]}
 
@@ -77,10 +78,11 @@ class LeaseStateTests(base.TestCase):
                          (host['deadline'], host['timeout'],
                           host['lease_type']))
         # seeds/001's host terms it was given.
-        self.assertEqual((32, 0, '', {'cpu_arch': 'x86_64'}),
+        self.assertEqual((32, 0, '', {'cpu_arch': 'x86_64'},
+                          {'disk': '<or> ssd <or> nvme'}),
                          (host['vcpus'], host['disk_gb'],
                           host['hypervisor_properties'],
-                          host['capabilities']))
+                          host['capabilities'], host['aggregate_metadata']))
         self.assertNotIn('cn1', str(lease))
 
     def test_a_deadline_is_shown_only_while_waiting(self):
