@@ -234,22 +234,31 @@ class LeaseTerms(test_capacity_truth._Capacity):
                 {'resource_type': 'pcloud:host', 'amount': 1,
                  'host_flavor': flavor, 'pcloud_id': pcloud,
                  'lease_type': 'IMMEDIATE'}, **terms))
-        # Terms no host of the flavor meets: 409 naming them.
-        refusal = self._refused(lease, vcpus=cores[big] + 1)
-        self.assertIn('vcpus at least %d' % (cores[big] + 1), refusal)
-        refusal = self._refused(lease, **{
-            'capabilities:hypervisor_hostname': 's== nowhere'})
-        self.assertIn('capabilities:hypervisor_hostname', refusal)
-        refusal = self._refused(lease, **{
-            'aggregate_instance_extra_specs:terms_disk': 'slow'})
-        self.assertIn('aggregate_instance_extra_specs:terms_disk', refusal)
+        # Each term alone, as no host of the flavor meets it: 409 naming
+        # it.
+        size = {c['name']: c for c in self.sandbox.computes}[big]
+        for term, value, named in (
+                ('vcpus', cores[big] + 1, 'vcpus at least %d' % (
+                    cores[big] + 1)),
+                ('memory_mb', size['memory_mb'] + 1, 'memory_mb at least'),
+                ('disk_gb', size['disk_gb'] + 1, 'disk_gb at least'),
+                ('resource_properties', json.dumps(
+                    ['>', '$vcpus', str(cores[big])]), 'resource_properties'),
+                ('availability_zone', 'nowhere', 'availability zone nowhere'),
+                ('capabilities:hypervisor_hostname', 's== nowhere',
+                 'capabilities:hypervisor_hostname'),
+                ('aggregate_instance_extra_specs:terms_disk', 'slow',
+                 'aggregate_instance_extra_specs:terms_disk')):
+            self.assertIn(named, self._refused(lease, **{term: value}))
         # Terms the big host alone meets: it is leased, and boots land
         # there.
-        leased = lease(vcpus=cores[big], hypervisor_properties=json.dumps(
-            ['>=', '$memory_mb', '1']), local_gb='>= 1',
-            **{'capabilities:hypervisor_hostname': '<or> %s <or> %s' % (
+        leased = lease(**{
+            'vcpus': cores[big], 'memory_mb': size['memory_mb'],
+            'disk_gb': size['disk_gb'], 'local_gb': '>= 1',
+            'hypervisor_properties': json.dumps(['>=', '$memory_mb', '1']),
+            'capabilities:hypervisor_hostname': '<or> %s <or> %s' % (
                 small, big),
-               'aggregate_instance_extra_specs:terms_disk': 'fast'})
+            'aggregate_instance_extra_specs:terms_disk': 'fast'})
         self.assertEqual('ACTIVE', self._settled(
             leased, common.DEMO_USER, 'ACTIVE', 'ERROR'))
         self.assertEqual({big: pcloud, small: None}, self._holders(flavor))
