@@ -491,8 +491,12 @@ class Pools:
 
     def _add_metadata(self, md, hosts):
         # As Nova reads them: a value is a comma separated list, and a
-        # host has a key's values of every aggregate it is in.
+        # host has a key's values of every aggregate it is in. Our own
+        # keys (a pool's name one per host) are never asked: left out,
+        # or a pool of N hosts costs N x N here on every pick.
         for key, value in md.items():
+            if key.startswith(OWN_KEYS):
+                continue
             values = {v.strip() for v in str(value).split(',')}
             for host in hosts:
                 self._metadata[host][key] |= values
