@@ -26,6 +26,9 @@ same pass again, and heal() runs one pass at once, answering what it
 changed as Blazar's contract asks, {reservation id: flags}. The flags
 are already on Blazar's reservations when it answers (a pass also clears
 them, which the contract cannot say).
+
+With several blazar-managers, only the leader (cloud.coordination) runs
+the tasks; the others skip them until they lead.
 """
 
 import time
@@ -34,6 +37,7 @@ from blazar.plugins import base
 from oslo_log import log as logging
 
 from pcloud_plugin.blazar import errors
+from pcloud_plugin.cloud import coordination
 from pcloud_plugin import conf
 
 LOG = logging.getLogger(__name__)
@@ -46,10 +50,13 @@ class PollingMonitor(base.BaseMonitorPlugin):
     with interval 0 never): Blazar polls at the shortest interval and
     each task runs when it is due. ``healer``: the plugin's healing pass
     (a callable answering {reservation id: flags}), a task of its own.
+    ``leader``: whose ``is_leader()`` says whether to run them (by
+    default the process's, cloud.coordination).
     """
 
-    def __init__(self, *tasks, healer=None):
+    def __init__(self, *tasks, healer=None, leader=None):
         self._healer = healer
+        self._leader = leader
         if healer is not None:
             tasks += ((self.heal,
                        lambda: CONF.pcloud.healing_interval),)
@@ -76,6 +83,11 @@ class PollingMonitor(base.BaseMonitorPlugin):
                     if interval()), default=0)
 
     def poll(self):
+        leader = self._leader or coordination.process_leader()
+        # A pass run by every manager is only wasted work: skipped ones
+        # stay due, so a new leader runs them at its first poll.
+        if not leader.is_leader():
+            return {}
         now = time.monotonic()
         for n, (task, interval) in enumerate(self._tasks):
             every = interval()

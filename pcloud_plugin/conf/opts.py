@@ -17,6 +17,7 @@
 for oslo-config-generator (its oslo.config.opts entry point).
 """
 
+from pcloud_plugin.conf import coordination
 from pcloud_plugin.conf import database
 from pcloud_plugin.conf import host_reservation
 from pcloud_plugin.conf import instance_reservation
@@ -26,8 +27,8 @@ from pcloud_plugin.conf import oslo_limit
 from pcloud_plugin.conf import pcloud
 from pcloud_plugin.conf import placement
 
-MODULES = (database, host_reservation, instance_reservation, ledger, nova,
-           oslo_limit, pcloud, placement)
+MODULES = (coordination, database, host_reservation, instance_reservation,
+           ledger, nova, oslo_limit, pcloud, placement)
 
 
 # A module of plain options says GROUP and OPTS; one whose options come
