@@ -18,14 +18,19 @@ providers: the first pass (everything read), a pass when nothing changed,
 and one after 1% of the providers changed (new allocation ratios, as a
 pcloud sets them). A tenth of the hosts run instances outside
 reservations, whose usage the ledger holds; each pass also re-reads, in
-turn, ``[pcloud] placement_mirror_usage_rechecks`` of those. Reported:
-milliseconds and Placement requests made. No peer: Blazar has no mirror
-(its host plugin reads Nova when an operator creates a host).
+turn, ``[pcloud] placement_mirror_usage_rechecks`` of those. Then the cost
+of following one of Nova's events (cloud.nova_events, the registry of
+instances with it): a server booted and a server deleted, the median of
+EVENTS each. Reported: milliseconds and Placement requests made. No peer:
+Blazar has no mirror (its host plugin reads Nova when an operator creates
+a host).
 """
 
 import os
 import shutil
+import statistics
 import tempfile
+import time
 
 from oslo_config import cfg
 from oslo_utils import uuidutils
@@ -35,6 +40,7 @@ from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
 
 SIZES = (1000, 10000)
+EVENTS = 20
 HOST = {'VCPU': {'total': 32, 'allocation_ratio': 4.0},
         'MEMORY_MB': {'total': 131072}, 'DISK_GB': {'total': 2000}}
 
@@ -58,6 +64,40 @@ def _placement(count):
 def _pass(mirror, ctx):
     report = mirror.run(ctx)
     return report.seconds * 1000, report.requests, len(report.read)
+
+
+def _timed(endpoint, event_type, payload):
+    """(seconds, Placement requests) of following one event, all of it:
+
+    the ledger's lookups and the registry's with the mirror's reads.
+    """
+    began = time.perf_counter()
+    report = endpoint.handle(event_type, payload)
+    return time.perf_counter() - began, report.requests
+
+
+def _events(service, uuids, mirror):
+    """Rows of what following Nova's create and delete events costs."""
+    from pcloud_plugin.cloud import nova_events
+    from pcloud_plugin.reservations import registry
+
+    endpoint = nova_events.NovaEvents(lambda: mirror, None)
+    endpoint.on_instance.append(registry.follow_instance)
+    costs = {'event: booted': [], 'event: deleted': []}
+    for n in range(EVENTS):
+        host = uuids[(n * 37) % len(uuids)]
+        server = uuidutils.generate_uuid()
+        payload = {'nova_object.data': {'uuid': server,
+                                        'node': 'cn%05d' % uuids.index(host)}}
+        service.allocate(server, {host: {'VCPU': 1, 'MEMORY_MB': 512}})
+        costs['event: booted'].append(_timed(
+            endpoint, 'instance.create.end', payload))
+        service.client.delete('/allocations/%s' % server)
+        costs['event: deleted'].append(_timed(
+            endpoint, 'instance.delete.end', payload))
+    return [(what, statistics.median(s for s, _r in found) * 1000,
+             statistics.median(r for _s, r in found), 1)
+            for what, found in costs.items()]
 
 
 def run(quick=False):
@@ -87,6 +127,8 @@ def run(quick=False):
             service.set_inventories(uuid, dict(
                 HOST, VCPU={'total': 32, 'allocation_ratio': 8.0}))
         rows.append((count, '1% changed') + _pass(mirror, ctx))
+        rows.extend((count,) + row
+                    for row in _events(service, uuids, mirror))
         service.cleanUp()
         db_api.main_context_manager.dispose_pool()
         shutil.rmtree(tmp)

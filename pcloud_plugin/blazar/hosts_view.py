@@ -31,6 +31,7 @@ from pcloud_plugin.blazar import monitor
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import mirror as mirror_mod
+from pcloud_plugin.cloud import nova_events
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
@@ -63,7 +64,7 @@ class LedgerHostsPlugin(base.BasePlugin):
             periodic,
             (lambda: self.mirror_placement(),
              lambda: CONF.pcloud.placement_mirror_interval),
-            healer=self.heal)
+            healer=self.heal, on_start=self.listen)
         self._novaclient = None
 
     def on_start(self, resource_id):
@@ -118,12 +119,21 @@ class LedgerHostsPlugin(base.BasePlugin):
         """The process's Placement mirror (cloud.mirror)."""
         return mirror_mod.get_mirror(self._exclusions, self.notifier)
 
+    def listen(self):
+        """Follow Nova's notifications in this process (cloud.nova_events):
+
+        a compute service changed heals at once.
+        """
+        nova_events.listen(self.mirror, self.novaclient, self.monitor.heal,
+                           lambda *args: None)
+
     def mirror_placement(self):
         """One pass of the Placement mirror, every
 
         [pcloud] placement_mirror_interval.
         """
-        report = self.mirror().run(context_mod.get_admin_context())
+        context = context_mod.get_admin_context()
+        report = self.mirror().run(context)
         LOG.debug('Placement mirror: %d provider(s) read, usage written on '
                   '%d, %d request(s), %.3f s', len(report.read),
                   len(report.usage_written), report.requests, report.seconds)

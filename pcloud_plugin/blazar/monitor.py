@@ -51,12 +51,16 @@ class PollingMonitor(base.BaseMonitorPlugin):
     each task runs when it is due. ``healer``: the plugin's healing pass
     (a callable answering {reservation id: flags}), a task of its own.
     ``leader``: whose ``is_leader()`` says whether to run them (by
-    default the process's, cloud.coordination).
+    default the process's, cloud.coordination). ``on_start``: what to
+    start once, leader or not (the plugins follow Nova's events).
     """
 
-    def __init__(self, *tasks, healer=None, leader=None):
+    def __init__(self, *tasks, healer=None, leader=None, on_start=None):
         self._healer = healer
         self._leader = leader
+        # Called at the first poll, in every manager: Blazar polls only
+        # in blazar-manager, and from its start.
+        self._on_start = on_start
         if healer is not None:
             tasks += ((self.heal,
                        lambda: CONF.pcloud.healing_interval),)
@@ -83,6 +87,12 @@ class PollingMonitor(base.BaseMonitorPlugin):
                     if interval()), default=0)
 
     def poll(self):
+        if self._on_start is not None:
+            on_start, self._on_start = self._on_start, None
+            try:
+                on_start()
+            except Exception:
+                LOG.exception('Starting %s failed', on_start)
         leader = self._leader or coordination.process_leader()
         # A pass run by every manager is only wasted work: skipped ones
         # stay due, so a new leader runs them at its first poll.

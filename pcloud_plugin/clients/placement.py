@@ -103,6 +103,12 @@ def read_allocations(adapter, uuid):
             for consumer, held in found['allocations'].items()}
 
 
+def read_consumer(adapter, consumer):
+    """{provider: {class: n}} Placement allocates to ``consumer`` now."""
+    return {uuid: dict(held['resources']) for uuid, held in _get(
+        adapter, '/allocations/%s' % consumer)['allocations'].items()}
+
+
 def read_forest(adapter):
     """Every provider with its inventories, traits and aggregates."""
     return forest_mod.ProviderForest(

@@ -71,6 +71,8 @@ class PassReport:
     usage_written: list = dataclasses.field(default_factory=list)
     sync: placement_sync.SyncReport = None
     seconds: float = 0.0
+    # Mirror.follow: {consumer: {provider: {class: n}}} in Placement now.
+    consumers: dict = dataclasses.field(default_factory=dict)
 
 
 class _Counting(object):
@@ -102,8 +104,17 @@ class Mirror(object):
         self._seen = {}
         # reservation child provider -> consumers of reserved instances.
         self._reserved = {}
+        # consumer -> providers it was last read on, and the converse:
+        # where an instance was, once Nova says it is gone or moved.
+        self._where = {}
+        self._consumers = {}
         self._lock = threading.Lock()
         self._recheck_from = 0
+
+    @property
+    def adapter(self):
+        """Its Placement adapter (keystoneauth)."""
+        return self._adapter
 
     def run(self, context):
         """One pass over every provider; a PassReport."""
@@ -119,10 +130,18 @@ class Mirror(object):
             for uuid in gone:
                 self._seen.pop(uuid, None)
                 self._reserved.pop(uuid, None)
+                self._remember(uuid, set())
                 if db_claims.record_usage(context, usage_consumer(uuid), {}):
                     report.usage_written.append(uuid)
             report.requests = adapter.count
             report.seconds = time.monotonic() - began
+            if report.usage_written:
+                # What Nova's events (cloud.nova_events) did not bring.
+                LOG.info('Placement mirror: usage repaired on %d '
+                         'provider(s): %s', len(report.usage_written),
+                         ', '.join(sorted(report.usage_written)))
+                if self._notifier is not None:
+                    self._notifier.ledger_repaired(report.usage_written)
             # For pcloud-status: a ledger whose mirror stopped is stale.
             placement_sync.record_pass(context)
             return report
@@ -148,6 +167,46 @@ class Mirror(object):
                 return False
             report = self._mirror(context, adapter, None, changed)
             return bool(report.usage_written or report.sync.changed)
+
+    def follow(self, context, uuids=(), consumers=()):
+        """Read again now the usage of ``uuids`` (ledger providers, their
+
+        reservation children with them) and of the providers where
+        ``consumers`` are or were last read, whatever their generation,
+        and their facts where it moved: Nova said something changed
+        there (cloud.nova_events). A PassReport.
+        """
+        with self._lock:
+            began = time.monotonic()
+            adapter = _Counting(self._adapter)
+            wanted = set(uuids)
+            now = {}
+            for consumer in consumers:
+                now[consumer] = placement_client.read_consumer(adapter,
+                                                               consumer)
+                wanted |= self._where.get(consumer, set()) | set(
+                    now[consumer])
+            wanted = {uuid for root in wanted
+                      for uuid in db_providers.tree_uuids(context, root)}
+            report = PassReport(sync=placement_sync.SyncReport(),
+                                consumers=now)
+            for uuid in sorted(wanted):
+                response = placement_client.call(
+                    adapter, 'GET', '/resource_providers/%s' % uuid,
+                    ok=(200, 404))
+                rp = response.json() if response.status_code == 200 else {}
+                if rp and self._seen.get(uuid) != rp['generation']:
+                    placement_sync.sync_facts(context, placement_client.
+                                              read_provider(adapter, rp),
+                                              report.sync)
+                    self._seen[uuid] = rp['generation']
+            # One _usage over the trees: children first, as it reads them.
+            self._usage(context, adapter, report,
+                        self._ledger_facts(context, sorted(wanted)))
+            report.read = sorted(wanted)
+            report.requests = adapter.count
+            report.seconds = time.monotonic() - began
+            return report
 
     def _mirror(self, context, adapter, listing, changed):
         """Mirror the ``changed`` providers (read again now) and their
@@ -198,12 +257,18 @@ class Mirror(object):
         begin = self._recheck_from % len(held)
         turn = (held + held)[begin:begin + count]
         self._recheck_from = begin + count
-        self._usage(context, adapter, report, {
+        self._usage(context, adapter, report,
+                    self._ledger_facts(context, turn))
+
+    @staticmethod
+    def _ledger_facts(context, uuids):
+        """What _usage takes of ``uuids``, from the ledger."""
+        return {
             uuid: (db_providers.provider_name(context, uuid),
                    _ledger_root(context, uuid),
                    frozenset(db_providers.get_aggregates(context, uuid)),
                    db_providers.get_inventories(context, uuid))
-            for uuid in turn if db_providers.provider_exists(context, uuid)})
+            for uuid in uuids if db_providers.provider_exists(context, uuid)}
 
     def _usage(self, context, adapter, report, providers):
         """Hold in the ledger what others use of ``providers``
@@ -212,6 +277,8 @@ class Mirror(object):
         """
         allocations = {uuid: placement_client.read_allocations(adapter, uuid)
                        for uuid in providers}
+        for uuid, held in allocations.items():
+            self._remember(uuid, set(held))
         # Instances booted into reservations take a slot on our child
         # provider of their host: read those first.
         for uuid, (name, _root, _aggs, _inv) in providers.items():
@@ -239,6 +306,21 @@ class Mirror(object):
             if db_claims.record_usage(context, usage_consumer(uuid),
                                       {uuid: used} if used else {}):
                 report.usage_written.append(uuid)
+
+    def _remember(self, uuid, consumers):
+        """``consumers`` are on provider ``uuid`` now, and no others."""
+        for consumer in self._consumers.get(uuid, set()) - consumers:
+            where = self._where.get(consumer)
+            if where is not None:
+                where.discard(uuid)
+                if not where:
+                    del self._where[consumer]
+        for consumer in consumers:
+            self._where.setdefault(consumer, set()).add(uuid)
+        if consumers:
+            self._consumers[uuid] = consumers
+        else:
+            self._consumers.pop(uuid, None)
 
 
 def _identity(rp):

@@ -123,6 +123,35 @@ OPTS = [
                     'tell that allocations were deleted (the provider '
                     'generation does not move), so this is how freed '
                     'capacity comes back to the ledger.'),
+    cfg.BoolOpt('nova_notifications',
+                default=True,
+                help='Follow Nova\'s versioned notifications in '
+                     'blazar-manager: an instance created, deleted, moved '
+                     'or shelved, or a compute service changed, is read '
+                     'again from Placement at once, so capacity a deleted '
+                     'server frees is reservable within a second rather '
+                     'than at a mirror pass. Needs nova.conf '
+                     '[notifications] notification_format = versioned (or '
+                     'both) and [oslo_messaging_notifications] driver = '
+                     'messagingv2 on the transport blazar-manager\'s '
+                     '[oslo_messaging_notifications] transport_url (or '
+                     '[DEFAULT] transport_url) names. The mirror\'s '
+                     'passes stay the safety net for events lost.'),
+    cfg.StrOpt('nova_notifications_topic',
+               default='versioned_notifications',
+               help='The topic Nova sends versioned notifications on: '
+                    'nova.conf [notifications] versioned_notifications_'
+                    'topics.'),
+    cfg.StrOpt('nova_notifications_exchange',
+               default='nova',
+               help='The exchange Nova sends them to: nova.conf '
+                    '[DEFAULT] control_exchange.'),
+    cfg.StrOpt('nova_notifications_pool',
+               default='pcloud-plugin',
+               help='The listener pool of blazar-managers: they share one '
+                    'queue, so each event is handled by one of them, and '
+                    'other listeners of the topic (Ceilometer, Blazar\'s '
+                    'own monitor) still get every event.'),
     cfg.IntOpt('healing_interval',
                default=60, min=0,
                help='Seconds between two healing passes of each of our '

@@ -173,6 +173,22 @@ def provider_name(session, uuid):
         _RP.c.uuid == uuid)).scalar()
 
 
+@db_api.reading
+def tree_uuids(session, uuid):
+    """``uuid`` and the providers below it, if it is a root in the
+
+    ledger; [uuid] if it is not a root; [] if it is not in the ledger.
+    """
+    row = session.execute(sa.select(_RP.c.id, _RP.c.root_provider_id).where(
+        _RP.c.uuid == uuid)).first()
+    if row is None:
+        return []
+    if row.root_provider_id not in (None, row.id):
+        return [uuid]
+    return list(session.execute(sa.select(_RP.c.uuid).where(
+        _RP.c.root_provider_id == row.id)).scalars()) or [uuid]
+
+
 def provider_exists(context, uuid):
     return provider_name(context, uuid) is not None
 

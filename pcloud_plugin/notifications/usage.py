@@ -52,6 +52,10 @@ Other events:
 ``pcloud.placement.provider_gone``
     a provider is gone from Placement while ledger claims on it are live:
     the ledger keeps it (and them) until an operator acts
+``pcloud.ledger.repaired``
+    a periodic pass of the Placement mirror found usage the ledger held
+    wrong (Nova's events about it lost, late, or not followed) and
+    repaired it: on which providers
 ``pcloud.healing.degraded``
     healing (blazar.healing) could not place again a reservation of
     either plugin that holds a compute that is down or disabled: which
@@ -83,6 +87,7 @@ HOST_RELEASED = 'pcloud.pcloud_host.released'
 RECONCILED = 'pcloud.reconcile'
 PROVIDER_GONE = 'pcloud.placement.provider_gone'
 DEGRADED = 'pcloud.healing.degraded'
+REPAIRED = 'pcloud.ledger.repaired'
 
 
 def host_event_type(state):
@@ -187,6 +192,11 @@ class UsageNotifier:
     def provider_gone(self, provider_uuid, why):
         self._send({}, PROVIDER_GONE, {
             'provider_uuid': provider_uuid, 'why': why,
+            'at': timeutils.utcnow().isoformat()})
+
+    def ledger_repaired(self, provider_uuids):
+        self._send({}, REPAIRED, {
+            'provider_uuids': sorted(provider_uuids),
             'at': timeutils.utcnow().isoformat()})
 
     def reservation_degraded(self, resource_type, row, hosts, why):

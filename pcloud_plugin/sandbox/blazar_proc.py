@@ -64,7 +64,14 @@ def _service_auth(spec):
 
 
 def _write_conf(spec, run_dir):
-    return common.write_conf(os.path.join(run_dir, 'blazar.conf'), {
+    sections = _sections(spec)
+    for group, options in spec.get('blazar_options', {}).items():
+        sections.setdefault(group, {}).update(options)
+    return common.write_conf(os.path.join(run_dir, 'blazar.conf'), sections)
+
+
+def _sections(spec):
+    return {
         'DEFAULT': {
             'host': 'sandbox',
             'transport_url': spec['transport'],
@@ -89,7 +96,9 @@ def _write_conf(spec, run_dir):
         'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL,
                    'healing_interval': HEALING_INTERVAL,
                    'quota_cache_seconds': QUOTA_CACHE_SECONDS,
-                   'lease_transition_timeout': LEASE_TRANSITION_TIMEOUT},
+                   'lease_transition_timeout': LEASE_TRANSITION_TIMEOUT,
+                   'nova_notifications': common.carries_notifications(
+                       spec)},
         # Per-project limits from Keystone unified limits, registered on
         # the catalog's reservation service (the blazar user is an admin,
         # so it may read every project's). Without any there, the
@@ -106,7 +115,7 @@ def _write_conf(spec, run_dir):
         'pcloud_host': {'live_migrate_others': True, 'retry_interval': 5},
         'pcloud_placement': _service_auth(spec),
         'pcloud_instance': {'cleanup_interval': 5},
-    })
+    }
 
 
 def start(spec):

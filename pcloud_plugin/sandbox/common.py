@@ -144,6 +144,15 @@ class Multi(list):
     """The values of a multi-valued option: one line each."""
 
 
+def carries_notifications(spec):
+    """Whether the sandbox's transport reaches from one process to
+
+    another (fake:// lives in each process): then Nova sends its
+    versioned notifications and blazar-manager follows them.
+    """
+    return not spec['transport'].startswith('fake:')
+
+
 def write_conf(path, sections):
     """Write an ini file from {section: {option: value}}."""
     with open(path, 'w') as f:

@@ -181,10 +181,12 @@ class Sandbox:
     def __init__(self, state_dir, cache_dir=None, db=None, transport=None,
                  computes=4, base_port=DEFAULT_BASE_PORT, ports=None,
                  timeout=180, out=sys.stdout, faults=False, fresh=False,
-                 blazar_filters=False):
+                 blazar_filters=False, blazar_options=None):
         self.state_dir = os.path.abspath(state_dir)
         self.cache_dir = os.path.abspath(cache_dir or common.cache_dir())
         self.transport = transport or 'fake://'
+        # {group: {option: value}} over the sandbox's own blazar.conf.
+        self.blazar_options = blazar_options or {}
         self.computes = [{
             'name': 'compute%d' % (i + 1),
             'vcpus': COMPUTE_SIZES[i % len(COMPUTE_SIZES)][0],
@@ -398,6 +400,7 @@ class Sandbox:
             'databases': self.databases.urls,
             'computes': self.computes,
             'blazar_filters': self.blazar_filters,
+            'blazar_options': self.blazar_options,
         }
         with open(self.path('spec.json'), 'w') as f:
             json.dump(self.spec, f, indent=2)

@@ -36,7 +36,8 @@ from pcloud_plugin.tests.functional import placement_service
 PCLOUD_AGG = 'aaaaaaaa-0000-4000-8000-000000000001'
 
 
-class MirrorTests(base.LedgerTestCase):
+class _Mirrored(base.LedgerTestCase):
+    """Three computes in a real Placement, cn3 in a pcloud; a Mirror."""
 
     def setUp(self):
         super().setUp()
@@ -71,6 +72,9 @@ class MirrorTests(base.LedgerTestCase):
             return None
         self.assertIsNone(held['end'])  # open-ended
         return held['amounts'][self.hosts[host]]
+
+
+class MirrorTests(_Mirrored):
 
     def test_a_pass_reads_only_what_moved(self):
         first = self.mirror.run(self.context)
@@ -157,3 +161,84 @@ class MirrorTests(base.LedgerTestCase):
         self.assertTrue(self.mirror.refresh(self.context,
                                             [self.hosts['cn1']]))
         self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024}, self.usage('cn1'))
+
+    def test_a_pass_that_repairs_usage_says_so(self):
+        self.mirror.run(self.context)
+        self.notifier.ledger_repaired.assert_not_called()
+        self.boot('cn1', 1024)
+        self.mirror.run(self.context)
+        self.notifier.ledger_repaired.assert_called_once_with(
+            [self.hosts['cn1']])
+        self.mirror.run(self.context)
+        self.assertEqual(1, self.notifier.ledger_repaired.call_count)
+
+
+class FollowTests(_Mirrored):
+    """Mirror.follow, what Nova's events (cloud.nova_events) call: the
+
+    usage of the providers named, and of those where a consumer is or
+    was, read again at once, whatever their generation.
+    """
+
+    def test_a_deleted_allocation_leaves_the_ledger_at_once(self):
+        instance = self.boot('cn1', 2048)
+        self.mirror.run(self.context)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 2048}, self.usage('cn1'))
+        self.placement.client.delete('/allocations/%s' % instance)
+        # A pass does not see it: the generation did not move, and this
+        # provider's turn among the rechecks is not now.
+        self.conf.set_override('placement_mirror_usage_rechecks', 0,
+                               group='pcloud')
+        self.mirror.run(self.context)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 2048}, self.usage('cn1'))
+        # Nova's delete names the instance (gone from Placement now): the
+        # mirror remembers where it was.
+        report = self.mirror.follow(self.context, consumers=[instance])
+        self.assertEqual([self.hosts['cn1']], report.read)
+        self.assertEqual([self.hosts['cn1']], report.usage_written)
+        self.assertIsNone(self.usage('cn1'))
+
+    def test_a_new_instance_is_held_where_placement_has_it(self):
+        self.mirror.run(self.context)
+        instance = self.boot('cn2', 512)
+        report = self.mirror.follow(self.context, consumers=[instance])
+        self.assertEqual([self.hosts['cn2']], report.read)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 512}, self.usage('cn2'))
+        # Again (a duplicate event): nothing more is counted.
+        again = self.mirror.follow(self.context, consumers=[instance])
+        self.assertEqual([], again.usage_written)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 512}, self.usage('cn2'))
+
+    def test_a_moved_instance_is_counted_once_where_it_is(self):
+        self.mirror.run(self.context)
+        instance = self.boot('cn1', 1024)
+        self.mirror.follow(self.context, consumers=[instance])
+        held = self.placement.client.get('/allocations/%s' % instance).json()
+        self.placement.client.put('/allocations/%s' % instance, json={
+            'allocations': {self.hosts['cn2']: {'resources': {
+                'VCPU': 1, 'MEMORY_MB': 1024}}},
+            'project_id': 'proj', 'user_id': 'user',
+            'consumer_generation': held['consumer_generation'],
+            'consumer_type': 'INSTANCE'})
+        report = self.mirror.follow(self.context, consumers=[instance])
+        self.assertEqual(sorted([self.hosts['cn1'], self.hosts['cn2']]),
+                         report.read)
+        self.assertIsNone(self.usage('cn1'))
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024}, self.usage('cn2'))
+
+    def test_a_host_is_read_with_its_reservation_child(self):
+        self.mirror.run(self.context)
+        child = self.placement.create_provider(
+            resources.CHILD_PREFIX + 'cn1', parent=self.hosts['cn1'],
+            uuid=resources.child_uuid(self.hosts['cn1']))
+        rc = 'CUSTOM_RESERVATION_Y'
+        self.placement.client.put('/resource_classes/%s' % rc)
+        self.placement.set_inventories(child, {rc: {'total': 2}})
+        self.mirror.run(self.context)
+        reserved = uuidutils.generate_uuid()
+        self.placement.allocate(reserved, {
+            child: {rc: 1}, self.hosts['cn1']: {'MEMORY_MB': 256}})
+        report = self.mirror.follow(self.context, [self.hosts['cn1']])
+        self.assertEqual(sorted([self.hosts['cn1'], child]), report.read)
+        # Booted into a reservation: not usage of others.
+        self.assertIsNone(self.usage('cn1'))

@@ -52,6 +52,7 @@ from pcloud_plugin.blazar import instance_plugin
 from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import mirror
+from pcloud_plugin.cloud import nova_events
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import placement_sync
@@ -179,8 +180,10 @@ class BlazarTestCase(base.LedgerTestCase):
         # Tests run the Placement mirror themselves.
         self.conf.set_override('placement_mirror_interval', 0,
                                group='pcloud')
-        # And healing (test_healing).
+        # And healing (test_healing); and no Nova here sends events.
         self.conf.set_override('healing_interval', 0, group='pcloud')
+        self.conf.set_override('nova_notifications', False, group='pcloud')
+        self.addCleanup(nova_events.stop)
         self.useFixture(BlazarDatabase(self.conf))
         blazar_notifier.init()
         self.addCleanup(blazar_notifier.cleanup)
