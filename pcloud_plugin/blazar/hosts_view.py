@@ -37,6 +37,7 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import registry
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -122,10 +123,11 @@ class LedgerHostsPlugin(base.BasePlugin):
     def listen(self):
         """Follow Nova's notifications in this process (cloud.nova_events):
 
-        a compute service changed heals at once.
+        a compute service changed heals at once; an instance is
+        registered with the reservation it runs in.
         """
         nova_events.listen(self.mirror, self.novaclient, self.monitor.heal,
-                           lambda *args: None)
+                           registry.follow_instance)
 
     def mirror_placement(self):
         """One pass of the Placement mirror, every
@@ -134,6 +136,8 @@ class LedgerHostsPlugin(base.BasePlugin):
         """
         context = context_mod.get_admin_context()
         report = self.mirror().run(context)
+        registry.repair_from_cloud(context, self.mirror().adapter,
+                                   self.novaclient())
         LOG.debug('Placement mirror: %d provider(s) read, usage written on '
                   '%d, %d request(s), %.3f s', len(report.read),
                   len(report.usage_written), report.requests, report.seconds)

@@ -188,6 +188,22 @@ def set_joined(context, reservation_id, host_uuid, joined):
 
 
 @db_api.retry_on_deadlock
+def holding(context, host_uuid):
+    """(reservation id, lease id) of the active reservation whose pcloud
+
+    the host has joined, or None.
+    """
+    with db_api.reader(context) as session:
+        row = session.execute(sa.select(
+            _RES.c.reservation_id, _RES.c.lease_id).join(
+                _HOST, _HOST.c.reservation_id == _RES.c.reservation_id).where(
+                    _HOST.c.host_uuid == host_uuid,
+                    _HOST.c.joined == sa.true(),
+                    _RES.c.state == ACTIVE)).first()
+    return tuple(row) if row else None
+
+
+@db_api.retry_on_deadlock
 def joined_service_hosts(context):
     """Service hosts some reservation has put into a pcloud and not yet
 

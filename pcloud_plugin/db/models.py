@@ -326,6 +326,30 @@ class Lock(BASE):
     created_at = sa.Column(sa.DateTime, nullable=False)
 
 
+class LeaseInstance(BASE):
+    """An instance booted into a reservation of ours (seeds/001: it is
+
+    registered with the lease when created, taken from it when destroyed)
+    and, once it left (deleted, shelved away, moved off), when: the
+    rows stay for usage records. One open row per instance at most.
+    """
+    __tablename__ = 'pcloud_lease_instances'
+    __table_args__ = (
+        sa.Index('pcloud_lease_instances_instance_idx', 'instance_uuid'),
+        sa.Index('pcloud_lease_instances_reservation_idx',
+                 'reservation_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    reservation_id = sa.Column(sa.String(36), nullable=False)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    # The host's root provider (admins' view: tenants never see it).
+    host_uuid = sa.Column(sa.String(36), nullable=False)
+    joined_at = sa.Column(sa.DateTime, nullable=False)
+    left_at = sa.Column(sa.DateTime, nullable=True)
+
+
 class MirrorPass(BASE):
     """When a mirror of another service into the ledger last completed a
 

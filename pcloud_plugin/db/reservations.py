@@ -102,6 +102,23 @@ def list_reservations(context, lease_id=None, reservation_id=None,
 
 
 @db_api.retry_on_deadlock
+def active_of_classes(context, classes):
+    """{resource class: (reservation id, lease id)} of the active
+
+    reservations whose slots are of one of ``classes``.
+    """
+    if not classes:
+        return {}
+    with db_api.reader(context) as session:
+        return {row.resource_class: (row.reservation_id, row.lease_id)
+                for row in session.execute(sa.select(
+                    _RES.c.resource_class, _RES.c.reservation_id,
+                    _RES.c.lease_id).where(
+                        _RES.c.resource_class.in_(sorted(classes)),
+                        _RES.c.state == ACTIVE))}
+
+
+@db_api.retry_on_deadlock
 def reservation_ids(context, among=None):
     """The ids of every instance reservation recorded (no slots read),
 

@@ -131,6 +131,10 @@ class ShowLease(command.ShowOne):
         shown = client.show_lease_state(lease_id)
         blazars = client.show_lease(lease_id)
         shown.update(name=blazars['name'], blazar_status=blazars['status'])
+        # Registered with the lease as they boot into it (seeds/001).
+        shown['instances'] = [
+            stay['id'] for r in shown.get('reservations', ())
+            for stay in r.get('instances', ()) if not stay['left_at']]
         return common.show_one(shown, {
             'reservations': format_columns.ListDictColumn})
 

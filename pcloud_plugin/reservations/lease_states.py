@@ -24,6 +24,7 @@ ENDED.
 
 from pcloud_plugin.db import host_reservations as host_db
 from pcloud_plugin.db import reservations as res_db
+from pcloud_plugin.reservations import registry
 
 INACTIVE = host_db.INACTIVE
 IN_PROGRESS = host_db.IN_PROGRESS
@@ -104,6 +105,21 @@ def find(context, lease_id=None, project_id=None):
                                  project_id=project_id))
     return sorted(found.values(),
                   key=lambda lease: (lease['start_date'], lease['id']))
+
+
+def with_instances(context, lease):
+    """The lease, each reservation with the instances that ran or run in
+
+    it (reservations.registry): [{'id', 'joined_at', 'left_at'}].
+    """
+    found = registry.instances(context, [r['id'] for r in
+                                         lease['reservations']])
+    for reservation in lease['reservations']:
+        reservation['instances'] = [
+            dict(stay, joined_at=_moment(stay['joined_at']),
+                 left_at=_moment(stay['left_at']))
+            for stay in found[reservation['id']]]
+    return lease
 
 
 def leases(host_rows, instance_rows):

@@ -488,7 +488,8 @@ class API(object):
             if ctx.project_id != lease['project_id']:
                 raise exception.LeaseNotFound(lease_id=lease_id)
             raise exception.PolicyNotAuthorized(action='pcloud:lease:get')
-        return lease
+        return lease_states.with_instances(
+            pcloud_context.get_admin_context(), lease)
 
     def may_exceed_limits(self, ctx):
         """Whether policy lets the caller ask a reservation past the

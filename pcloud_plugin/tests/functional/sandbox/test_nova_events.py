@@ -292,3 +292,32 @@ class FallbackPass(test_capacity_truth._Capacity):
                 said.append(f.read()) or 'usage repaired on' in
                 ''.join(said)), 4 * interval)
         self.assertIn(provider, ''.join(said))
+
+
+class LeaseInstances(_Events):
+    """Every instance booted into a reservation is registered with its
+
+    lease when Nova reports it created, and taken from it when deleted
+    (seeds/001); the lessee sees them on the lease.
+    """
+
+    def _on_lease(self, lease):
+        """{instance: left_at} the lessee is shown on the lease."""
+        shown = self.cli.json('openstack', 'pcloud', 'lease', 'show',
+                              lease['id'], user=common.DEMO_USER)
+        (reservation,) = shown['reservations']
+        return shown['instances'], {stay['id']: stay['left_at']
+                                    for stay in reservation['instances']}
+
+    def test_a_booted_instance_is_on_its_lease_until_deleted(self):
+        lease = self._lease(self.demo, self._slot(512))
+        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
+                                                 'ACTIVE', 'ERROR'))
+        rid = fixture.reservation_of(self.sandbox, lease['id'])
+        server, _host = self._boot('in-lease', rid, common.DEMO_USER)
+        self._followed('the instance on its lease', lambda: (
+            self._on_lease(lease) == ([server], {server: None})))
+        self._delete_server(server)
+        self._followed('the instance off its lease', lambda: (
+            self._on_lease(lease)[0] == []))
+        self.assertIsNotNone(self._on_lease(lease)[1][server])

@@ -1,0 +1,102 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The registry of instances in reservations (reservations.registry),
+
+against a real Placement and Blazar's manager: what Nova's events tell
+(follow_instance, with what Placement allocates the instance) and what
+the periodic pass repairs when events are lost (repair_from_cloud).
+"""
+
+from unittest import mock
+
+from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import resources
+from pcloud_plugin.reservations import lease_states
+from pcloud_plugin.reservations import registry
+from pcloud_plugin.tests.functional.blazar import base
+
+BOOTED = ('6c2b9f1e-3d4a-4b5c-8d7e-000000000001',
+          '6c2b9f1e-3d4a-4b5c-8d7e-000000000002')
+
+
+class RegistryTests(base.BlazarTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.lease_id, self.rid, self.rc, host = self.started_on_one_host(2)
+        self.host = self.hosts[host]
+        self.adapter = placement_client.get_adapter()
+
+    def boot(self, instance):
+        """As Nova boots with the reserved flavor: a slot of the class on
+
+        our child provider.
+        """
+        self.placement.allocate(instance, {
+            resources.child_uuid(self.host): {self.rc: 1}})
+
+    def told(self, instance):
+        """Nova's event about ``instance``, as cloud.nova_events tells."""
+        return registry.follow_instance(
+            self.context, instance,
+            placement_client.read_consumer(self.adapter, instance))
+
+    def shown(self):
+        """{instance: left_at} on the lease, as its lessee is shown it."""
+        (lease,) = lease_states.find(self.context, lease_id=self.lease_id)
+        (reservation,) = lease_states.with_instances(
+            self.context, lease)['reservations']
+        return {stay['id']: stay['left_at']
+                for stay in reservation['instances']}
+
+    def test_an_instance_joins_when_booted_and_leaves_when_deleted(self):
+        self.boot(BOOTED[0])
+        self.assertTrue(self.told(BOOTED[0]))
+        self.assertEqual({BOOTED[0]: None}, self.shown())
+        # The same event again changes nothing.
+        self.assertFalse(self.told(BOOTED[0]))
+        self.placement.client.delete('/allocations/%s' % BOOTED[0])
+        self.assertTrue(self.told(BOOTED[0]))
+        self.assertIsNotNone(self.shown()[BOOTED[0]])
+        self.assertFalse(self.told(BOOTED[0]))
+
+    def test_an_instance_outside_reservations_is_not_registered(self):
+        # Where Placement would have an on-demand boot: other classes.
+        for host in self.hosts.values():
+            self.assertFalse(registry.follow_instance(
+                self.context, BOOTED[0], {host: {'VCPU': 1}}))
+        self.assertEqual({}, self.shown())
+
+    def test_the_periodic_pass_repairs_what_no_event_told(self):
+        nova = mock.Mock()  # no whole-host lease here to ask Nova about
+        for instance in BOOTED:
+            self.boot(instance)
+        # Both creations' events lost.
+        self.assertEqual((2, 0), registry.repair_from_cloud(
+            self.context, self.adapter, nova))
+        self.assertEqual({BOOTED[0]: None, BOOTED[1]: None}, self.shown())
+        self.assertEqual((0, 0), registry.repair_from_cloud(
+            self.context, self.adapter, nova))
+        # A deletion's event lost.
+        self.placement.client.delete('/allocations/%s' % BOOTED[0])
+        self.assertEqual((0, 1), registry.repair_from_cloud(
+            self.context, self.adapter, nova))
+        self.assertIsNotNone(self.shown()[BOOTED[0]])
+        # The lease ends: its instances run on, no longer in it.
+        self.end(self.lease_id)
+        self.assertEqual((0, 1), registry.repair_from_cloud(
+            self.context, self.adapter, nova))
+        self.assertTrue(all(self.shown().values()))
+        nova.servers.list.assert_not_called()
