@@ -18,7 +18,20 @@ Its own group (not [database]) because the plugin runs inside nova-scheduler
 and blazar-manager, whose [database] is theirs.
 """
 
+from oslo_config import cfg
 from oslo_db import options as db_options
 
 GROUP = 'pcloud_database'
-OPTS = db_options.database_opts
+OPTS = db_options.database_opts + [
+    cfg.IntOpt('galera_lock_ttl',
+               default=30, min=2,
+               help='On a Galera multi-writer cluster, seconds a named '
+                    'lock of ours (a lease, a pcloud, a project\'s quota) '
+                    'stays held by a process that stopped renewing it, '
+                    'so the longest a killed process blocks others there. '
+                    'A row lock holds on one Galera node only, so there '
+                    'the lock is a row each holder takes with a committed '
+                    'write, renewed every third of this while it is held. '
+                    'Elsewhere a lock ends with the connection of its '
+                    'holder and this is not used.'),
+]

@@ -77,7 +77,7 @@ def get_engine():
     return main_context_manager.writer.get_engine()
 
 
-def _must_retry(exc):
+def must_retry(exc):
     """A transaction the database aborted because a concurrent one wrote
 
     what it read: a deadlock (InnoDB, also Galera's certification failure,
@@ -109,7 +109,7 @@ def _must_retry(exc):
 # a transaction is whole, so it is run again.
 retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_interval=0.05, inc_retry_interval=True,
-    exception_checker=_must_retry)
+    exception_checker=must_retry)
 
 
 def replace_rows(session, table, key, rows):
@@ -173,7 +173,7 @@ def writer_with_cas_retry(fn):
             except GenerationConflict as conflict:
                 lost.add(conflict.what)
             except (db_exc.DBError, sa.exc.DBAPIError) as e:
-                if not _must_retry(e):
+                if not must_retry(e):
                     raise
                 lost.add('deadlock')
             # Spread retries out so racing writers do not collide again.

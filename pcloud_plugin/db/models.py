@@ -318,12 +318,15 @@ class Intent(BASE, models.TimestampMixin):
 class Lock(BASE):
     """A named lock for what must not run twice at once across processes
 
-    (db.locks): a row locked for update, held until the transaction ends.
+    (db.locks): a row locked for update, held until the transaction ends;
+    on Galera multi-writer, the row's holder until it expires.
     """
     __tablename__ = 'pcloud_locks'
 
     name = sa.Column(sa.String(255), primary_key=True)
     created_at = sa.Column(sa.DateTime, nullable=False)
+    holder = sa.Column(sa.String(36), nullable=True)
+    expires_at = sa.Column(sa.DateTime, nullable=True)
 
 
 class LeaseInstance(BASE):

@@ -14,7 +14,7 @@
 """What the pcloud service reads of Nova, and how it guards its writes:
 
 one read of every aggregate indexed the ways the service asks (Cloud),
-the in-process lock per pcloud, and what a failed Nova call raises.
+the lock per pcloud, and what a failed Nova call raises.
 Imports aggregates of ours.
 """
 
@@ -22,9 +22,9 @@ import collections
 import contextlib
 import threading
 
-
 from pcloud_plugin import clients
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.db import locks
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
 
@@ -61,17 +61,23 @@ _locks = collections.defaultdict(threading.Lock)
 
 @contextlib.contextmanager
 def pcloud_lock(pcloud_id):
-    """Serialize changes to one pcloud's host names in this process.
+    """Serialize changes to one pcloud's host names across processes.
 
     Nova's metadata has no compare-and-swap, so two allocations of one
     name in one pcloud could both write it; this closes that window for
-    callers in the same process (API workers of one service).
+    every API worker of every node: a lock of this process's threads,
+    then the ledger's named lock (db.locks, which holds across Galera
+    nodes too).
     """
     codec.validate_pcloud_id(pcloud_id)
     with _locks_guard:
         lock = _locks[pcloud_id]
     with lock:
-        yield
+        held = locks.acquire('pcloud:' + pcloud_id)
+        try:
+            yield
+        finally:
+            locks.release(held)
 
 
 class Cloud(object):
