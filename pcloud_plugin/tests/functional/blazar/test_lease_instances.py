@@ -19,6 +19,7 @@ against a real Placement and Blazar's manager: what Nova's events tell
 the periodic pass repairs when events are lost (repair_from_cloud).
 """
 
+import datetime
 from unittest import mock
 
 from pcloud_plugin.clients import placement as placement_client
@@ -26,6 +27,7 @@ from pcloud_plugin.cloud import resources
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import registry
 from pcloud_plugin.tests.functional.blazar import base
+from pcloud_plugin.tests.functional.blazar import test_host_plugin
 
 BOOTED = ('6c2b9f1e-3d4a-4b5c-8d7e-000000000001',
           '6c2b9f1e-3d4a-4b5c-8d7e-000000000002')
@@ -100,3 +102,50 @@ class RegistryTests(base.BlazarTestCase):
             self.context, self.adapter, nova))
         self.assertTrue(all(self.shown().values()))
         nova.servers.list.assert_not_called()
+
+
+class HostLeaseRegistryTests(test_host_plugin.HostLeaseTestCase):
+    """Servers booted on a host a whole-host lease put into its pcloud
+
+    run in that lease; what ran there before it started does not.
+    """
+
+    def boot(self, host, minutes_after_start):
+        server = self.nova.add_server(host, base.PROJECT)
+        setattr(server, 'OS-SRV-USG:launched_at', (
+            self.started + datetime.timedelta(minutes=minutes_after_start)
+        ).isoformat())
+        return server.id
+
+    def shown(self, lease):
+        (found,) = lease_states.find(self.context, lease_id=lease['id'])
+        (reservation,) = lease_states.with_instances(
+            self.context, found)['reservations']
+        return {stay['id']: stay['left_at']
+                for stay in reservation['instances']}
+
+    def test_servers_booted_on_a_leased_host_join_its_lease(self):
+        lease = self.create_lease(self.hosts_res(1), start=60, end=120)
+        self.start(lease['id'])
+        self.started = self.row(lease)['start_time']
+        (host,) = self.leased(lease)
+        adapter = placement_client.get_adapter()
+        before = self.boot(host, -1)
+        told = self.boot(host, 1)
+        # Nova's event: what Placement allocates it, on the leased host.
+        self.assertTrue(registry.follow_instance(
+            self.context, told, {self.hosts[host]: {'VCPU': 2}}))
+        self.assertEqual({told: None}, self.shown(lease))
+        # Another's event lost: the pass registers it; the one booted
+        # before the lease started is not the lessee's.
+        untold = self.boot(host, 2)
+        self.assertEqual((1, 0), registry.repair_from_cloud(
+            self.context, adapter, self.nova))
+        self.assertEqual({told: None, untold: None}, self.shown(lease))
+        self.assertNotIn(before, self.shown(lease))
+        # Deleted: Nova's event takes it from the lease.
+        del self.nova.server_objs[told]
+        self.assertTrue(registry.follow_instance(self.context, told, {}))
+        self.assertIsNotNone(self.shown(lease)[told])
+        self.assertEqual((0, 0), registry.repair_from_cloud(
+            self.context, adapter, self.nova))
