@@ -145,20 +145,21 @@ class UsageNotifier:
             before, after, held_from, at))
 
     def reservation_ended(self, context, reservation, held_from=None,
-                          held_to=None):
+                          held_to=None, instances=()):
         held_to = held_to or usage_records.utcnow()
         self._send(context, END, instance_payloads.end_payload(
-            reservation, held_from or reservation['start_time'], held_to))
+            reservation, held_from or reservation['start_time'], held_to,
+            instances=instances))
 
     # pcloud:host
 
     def host_reservation(self, row, previous=None, held_from=None,
-                         held_to=None, event_type=None):
+                         held_to=None, event_type=None, instances=()):
         """The event of the state row entered (or event_type)."""
         self._send(self._ctx(row['project_id']),
                    event_type or host_event_type(row['state']),
                    host_payloads.payload(row, previous, held_from,
-                                         held_to))
+                                         held_to, instances=instances))
 
     def host_reservation_changed(self, before, after, held_from, at):
         """Hosts joined or left an active one at ``at``, where its claim
@@ -223,5 +224,6 @@ class HostUsageNotifier(UsageNotifier):
         super().__init__(conf_, **kwargs)
 
     def state_entered(self, row, previous=None, held_from=None,
-                      held_to=None):
-        self.host_reservation(row, previous, held_from, held_to)
+                      held_to=None, instances=()):
+        self.host_reservation(row, previous, held_from, held_to,
+                              instances=instances)

@@ -73,6 +73,15 @@ def held_until(claims, now=None):
     return end if end is not None and end < now else now
 
 
+def instances(stays):
+    """The instances that ran under a reservation, as a closing record
+
+    says them: [{'id', 'joined_at', 'left_at' (null: still running)}].
+    """
+    return [{'id': stay['id'], 'joined_at': moment(stay['joined_at']),
+             'left_at': moment(stay['left_at'])} for stay in stays]
+
+
 def record(resource_type, resource_id, project_id, per_host, held_from,
            held_to=None, at=None):
     """The usage record of per_host held from held_from to held_to

@@ -40,6 +40,7 @@ from pcloud_plugin.pcloud import service as pcloud_service
 from pcloud_plugin.reservations import healing
 from pcloud_plugin.reservations import host_requests as asked
 from pcloud_plugin.reservations import host_resize
+from pcloud_plugin.reservations import registry
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -353,11 +354,13 @@ class Lifecycle(object):
         before its claim goes, so that a crash sends it again (the same
         record_id) rather than never.
         """
-        claims = db_claims.get_claims(self._ctx(), row['reservation_id'])
+        ctx, rid = self._ctx(), row['reservation_id']
+        claims = db_claims.get_claims(ctx, rid)
         self.notifier.state_entered(
             dict(row, state=host_db.ENDED), row['state'],
             usage_records.held_since(claims, row['start_time']),
-            usage_records.held_until(claims))
+            usage_records.held_until(claims),
+            instances=registry.instances(ctx, [rid])[rid])
 
     # --- waiting (BEST-EFFORT) -------------------------------------------
 

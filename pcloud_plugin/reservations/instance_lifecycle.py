@@ -42,6 +42,7 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage_records
 from pcloud_plugin.reservations import healing
+from pcloud_plugin.reservations import registry
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
@@ -418,7 +419,8 @@ class Lifecycle(object):
             self.notifier.reservation_ended(
                 self._notify_ctx(row), row,
                 usage_records.held_since(claims, row['start_time']),
-                usage_records.held_until(claims))
+                usage_records.held_until(claims),
+                instances=registry.instances(ctx, [rid])[rid])
         faults.step(intents.LEASE_END, 'release')
         try:
             gone, still = self._keep_what_runs(row)

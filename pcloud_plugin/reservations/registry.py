@@ -104,6 +104,12 @@ def instances(context, reservation_ids):
     return found
 
 
+def hosts_running(context, reservation_id):
+    """The host uuids where instances of the reservation run now."""
+    return {stay['host_uuid'] for stay in db.stays(
+        context, [reservation_id], running=True)}
+
+
 def follow_instance(context, instance_uuid, allocations):
     """Register an instance where Placement's ``allocations`` of it
 

@@ -31,6 +31,7 @@ from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import healing
+from pcloud_plugin.reservations import registry
 from pcloud_plugin.tests.functional.blazar import base
 from pcloud_plugin.tests.functional.blazar import fake_nova
 from pcloud_plugin.tests.functional.blazar import test_host_plugin
@@ -327,8 +328,13 @@ class HostHealingTests(_Healing, test_host_plugin.HostLeaseTestCase):
         self.start(lease['id'])
         self.assertEqual(['cn1', 'cn2'], self.leased(lease))
         names = {h['host_name']: h['name'] for h in self.row(lease)['hosts']}
-        # The lessee runs an instance on cn1: it stays, degraded.
-        self.nova.add_server('cn1', base.PROJECT)
+        # The lessee runs an instance on cn1 (the registry has it from
+        # Nova's event): it stays, degraded. One the registry has not
+        # (left on cn2 from before the lease) pins nothing.
+        booted = self.nova.add_server('cn1', base.PROJECT).id
+        self.assertTrue(registry.follow_instance(
+            self.context, booted, {self.hosts['cn1']: {'VCPU': 1}}))
+        self.nova.add_server('cn2', 'another-project')
         self.services.down('cn1')
         self.services.down('cn2')
         self.assertEqual({rid: {healing.CHANGED: True,

@@ -24,6 +24,7 @@ from unittest import mock
 
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
+from pcloud_plugin.notifications import usage
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import registry
 from pcloud_plugin.tests.functional.blazar import base
@@ -80,6 +81,19 @@ class RegistryTests(base.BlazarTestCase):
             self.assertFalse(registry.follow_instance(
                 self.context, BOOTED[0], {host: {'VCPU': 1}}))
         self.assertEqual({}, self.shown())
+
+    def test_the_closing_usage_record_lists_its_instances(self):
+        for instance in BOOTED:
+            self.boot(instance)
+            self.told(instance)
+        self.placement.client.delete('/allocations/%s' % BOOTED[0])
+        self.told(BOOTED[0])
+        self.end(self.lease_id)
+        (ended,) = self.notifications.wait_for(usage.END)
+        self.assertEqual(
+            {BOOTED[0]: True, BOOTED[1]: False},
+            {i['id']: i['left_at'] is not None for i in ended['instances']})
+        self.assertTrue(all(i['joined_at'] for i in ended['instances']))
 
     def test_the_periodic_pass_repairs_what_no_event_told(self):
         nova = mock.Mock()  # no whole-host lease here to ask Nova about
@@ -149,3 +163,10 @@ class HostLeaseRegistryTests(test_host_plugin.HostLeaseTestCase):
         self.assertIsNotNone(self.shown(lease)[told])
         self.assertEqual((0, 0), registry.repair_from_cloud(
             self.context, adapter, self.nova))
+        # Its closing usage record says what ran under it.
+        self.end(lease['id'])
+        (ended,) = self.notifications.wait_for(
+            usage.host_event_type('ENDED'))
+        self.assertEqual({told: True, untold: False},
+                         {i['id']: i['left_at'] is not None
+                          for i in ended['instances']})
