@@ -36,11 +36,13 @@ def per_host(row):
              'hosts': 1} for h in row['hosts']]
 
 
-def payload(row, previous=None, held_from=None, held_to=None, at=None):
+def payload(row, previous=None, held_from=None, held_to=None, at=None,
+            instances=()):
     """The event body of a host reservation record: the reservation as
 
     it is, and the usage record of its hosts (held_from None: a state in
-    which it holds none).
+    which it holds none); a closing one says the ``instances`` (the
+    registry's stays) that ran under it.
     """
     body = usage_records.record(
         RESOURCE_TYPE, row['reservation_id'], row['project_id'],
@@ -62,6 +64,7 @@ def payload(row, previous=None, held_from=None, held_to=None, at=None):
     })
     if held_to is not None:
         body['ended_early'] = held_to < row['end_time']
+        body['instances'] = usage_records.instances(instances)
     return body
 
 

@@ -79,7 +79,9 @@ def update_payload(before, after, held_from, at):
     return usage_records.changed(body, before, now, at)
 
 
-def end_payload(reservation, held_from, held_to, at=None):
+def end_payload(reservation, held_from, held_to, at=None, instances=()):
+    """``instances``: the registry's stays of the reservation."""
     body = payload(reservation, held_from, held_to, at)
     body['ended_early'] = held_to < reservation['end_time']
+    body['instances'] = usage_records.instances(instances)
     return body

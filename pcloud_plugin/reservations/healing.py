@@ -59,6 +59,7 @@ from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.reservations import host_requests as asked
+from pcloud_plugin.reservations import registry
 from pcloud_plugin.reservations import slots as slots_mod
 
 LOG = logging.getLogger(__name__)
@@ -395,9 +396,11 @@ def _heal_host_lease(plugin, row, bad, failures, flags):
     names = {h['host_uuid']: h['name'] for h in row['hosts']}
     active = row['state'] == host_db.ACTIVE
     # A leased host is handed over empty: what runs there is the
-    # lessee's (or its pcloud's tenants').
+    # lessee's (or its pcloud's tenants'), as the registry says.
+    running = (registry.hosts_running(plugin._ctx(), rid) if active
+               else set())
     stuck = {h['host_uuid'] for h in row['hosts']
-             if active and h['host_uuid'] in bad and _servers_on(plugin, h)}
+             if h['host_uuid'] in bad and h['host_uuid'] in running}
     movable = [h for h in row['hosts']
                if h['host_uuid'] in bad and h['host_uuid'] not in stuck]
     if movable:
