@@ -226,6 +226,20 @@ class FollowTests(_Mirrored):
         self.assertIsNone(self.usage('cn1'))
         self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024}, self.usage('cn2'))
 
+    def test_events_late_or_out_of_order_leave_placements_state(self):
+        self.mirror.run(self.context)
+        instance = self.boot('cn1', 1024)
+        # An event read before the delete: counted as it runs, once.
+        self.mirror.follow(self.context, consumers=[instance])
+        self.mirror.follow(self.context, consumers=[instance])
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 1024}, self.usage('cn1'))
+        self.placement.client.delete('/allocations/%s' % instance)
+        # Its create's event, late, after the delete, then the delete's
+        # twice: whatever the order, Placement's state now.
+        for _event in range(3):
+            self.mirror.follow(self.context, consumers=[instance])
+            self.assertIsNone(self.usage('cn1'))
+
     def test_a_host_is_read_with_its_reservation_child(self):
         self.mirror.run(self.context)
         child = self.placement.create_provider(
