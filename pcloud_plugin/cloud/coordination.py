@@ -24,6 +24,12 @@ one polling interval. The leader takes its lock again every
 (an idle timeout of the server or of a proxy) does not leave it leading
 beside another for long.
 
+On a Galera multi-writer ledger (and no ``backend_url``), tooz's
+MySQL lock (``GET_LOCK``) would hold on one node only: the leader's lock
+is then the ledger's own named lock (db.locks), which holds across
+nodes; a leader that dies is followed once its lock expires
+(``[pcloud_database] galera_lock_ttl``) and at the next poll.
+
 A backend that cannot be reached never stops the periodic work: the
 process then leads (passes run twice are only wasteful) and tries to
 join again the next time it is asked.
@@ -41,6 +47,7 @@ import sqlalchemy as sa
 from tooz import coordination as tooz_coordination
 
 from pcloud_plugin import conf
+from pcloud_plugin.db import locks
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -94,9 +101,11 @@ class Leader(object):
     always does), by the lock ``name``. Safe across threads.
     """
 
-    def __init__(self, url, name, member_id=None):
+    def __init__(self, url, name, member_id=None, on_ledger=False):
         self.url = url
         self.name = name
+        # Whether url is the ledger's server (no backend_url).
+        self._on_ledger = on_ledger
         self._member = member_id or '%s-%d' % (socket.gethostname(),
                                                os.getpid())
         self._guard = threading.Lock()
@@ -143,6 +152,9 @@ class Leader(object):
             self._leads = None
 
     def _elect(self):
+        if (self._coordinator is None and self._on_ledger and
+                self.url.startswith('mysql:') and locks.on_galera()):
+            self._coordinator = _LedgerLocks()
         if self._coordinator is None:
             # tooz's postgresql driver warns that it is deprecated at
             # each start: a warning for tooz's maintainers, not ours.
@@ -182,6 +194,32 @@ class Leader(object):
         return self.url.partition(':')[0]
 
 
+class _LedgerLocks(object):
+    """As much of a tooz coordinator as Leader uses, on db.locks."""
+
+    def get_lock(self, name):
+        return _LedgerLock(name.decode())
+
+    def stop(self):
+        pass
+
+
+class _LedgerLock(object):
+
+    def __init__(self, name):
+        self.name = name
+        self._held = None
+
+    def acquire(self, blocking=True):
+        self._held = locks.acquire(self.name, wait=blocking)
+        return self._held is not None
+
+    def release(self):
+        held, self._held = self._held, None
+        if held is not None:
+            locks.release(held)
+
+
 _process_leader = None
 _process_guard = threading.Lock()
 
@@ -198,5 +236,6 @@ def process_leader(config=CONF):
         if leader is None or (leader.url, leader.name) != (url, name):
             if leader is not None:
                 leader.stop()
-            leader = _process_leader = Leader(url, name)
+            leader = _process_leader = Leader(
+                url, name, on_ledger=not config.coordination.backend_url)
         return leader

@@ -35,12 +35,12 @@ OPTS = [
                     'or PostgreSQL server, as tooz\'s mysql:// or '
                     'postgresql://); with a SQLite ledger (one machine) '
                     'there is no election and every process runs its '
-                    'passes. On Galera multi-writer, tooz\'s mysql driver '
-                    '(GET_LOCK) locks on one node only, so managers '
-                    'writing to different nodes each lead: point this at '
-                    'etcd, Redis or ZooKeeper, or at one node. Passes run '
-                    'twice are harmless (they are idempotent), only '
-                    'wasteful. A backend that cannot be reached never '
+                    'passes. On a Galera multi-writer ledger, where tooz\'s '
+                    'mysql driver (GET_LOCK) would lock on one node only, '
+                    'the ledger\'s own lock (which holds across nodes, see '
+                    '[pcloud_database] galera_lock_ttl) elects instead. '
+                    'Passes run twice are harmless (they are idempotent), '
+                    'only wasteful. A backend that cannot be reached never '
                     'stops the periodic work: each manager then runs it '
                     'and tries to join again at its next poll.'),
 ]

@@ -68,10 +68,21 @@ def _on_galera(engine):
     return _galera[engine]
 
 
+def _engine():
+    """The ledger's engine; None where no ledger is configured."""
+    return (db_api.get_engine() if conf.CONF.pcloud_database.connection
+            else None)
+
+
+def on_galera():
+    """Whether the ledger is on a Galera (wsrep) node."""
+    engine = _engine()
+    return engine is not None and _on_galera(engine)
+
+
 def acquire(name, wait=True):
     """What release takes; without ``wait``, None when another holds it."""
-    engine = (db_api.get_engine() if conf.CONF.pcloud_database.connection
-              else None)
+    engine = _engine()
     if engine is None or engine.dialect.name == 'sqlite':
         with _local_guard:
             lock = _local.get(name)

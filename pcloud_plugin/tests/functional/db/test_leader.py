@@ -12,11 +12,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Several managers' monitors, real processes on MariaDB and PostgreSQL
+"""Several managers' monitors, real processes on MariaDB, PostgreSQL and
 
-(the ledger's server as the coordination backend, as by default): each
-interval's pass runs once in all, and when the leader is killed -9
-another runs it within one polling interval.
+a 3-node Galera cluster, each manager on its own node (the ledger's
+server as the coordination backend, as by default): each interval's
+pass runs once in all, and when the leader is killed -9 another runs it
+within one polling interval (on Galera, once the dead leader's lock has
+expired).
 """
 
 import multiprocessing
@@ -28,6 +30,7 @@ import fixtures
 from testtools import content
 
 from pcloud_plugin.tests import base
+from pcloud_plugin.tests.functional.db import galera
 
 MANAGERS = 3
 # The task's interval, and so the monitor's polling interval.
@@ -38,7 +41,7 @@ WINDOW = 5
 SLACK = 2.0
 
 
-def _manager(url, log, ready):
+def _manager(url, log, ready, ttl):
     """A blazar-manager's monitor: polled every INTERVAL, as Blazar does,
 
     with one task writing which process ran it, and when.
@@ -49,6 +52,7 @@ def _manager(url, log, ready):
 
     conf.CONF([], project='pcloud')
     conf.CONF.set_override('connection', url, group='pcloud_database')
+    conf.CONF.set_override('galera_lock_ttl', ttl, group='pcloud_database')
 
     def task():
         with open(log, 'a') as f:
@@ -66,13 +70,22 @@ def _manager(url, log, ready):
 
 class LeaderElection(base.TestCase):
     DRIVER = 'mysql'
+    # A dead leader's lock, where it expires rather than goes with its
+    # connection (Galera): seconds.
+    TTL = 2
+    # The bound of a takeover: one polling interval.
+    TAKEOVER = INTERVAL + SLACK
 
     def setUp(self):
         super().setUp()
-        self.database = base.scratch_database(self, self.DRIVER)
+        self.urls = self._databases()
         self.spawn = multiprocessing.get_context('spawn')
         self.log = os.path.join(
             self.useFixture(fixtures.TempDir()).path, 'passes')
+
+    def _databases(self):
+        """Where the managers write: the n-th through urls[n % len]."""
+        return [base.scratch_database(self, self.DRIVER).url]
 
     def _passes(self, since, until):
         """[(pid, when)] of the passes run in [since, until)."""
@@ -97,9 +110,9 @@ class LeaderElection(base.TestCase):
     def test_one_pass_an_interval_and_a_new_leader_within_one(self):
         ready = self.spawn.Queue()
         managers = {}
-        for _ in range(MANAGERS):
+        for n in range(MANAGERS):
             process = self.spawn.Process(target=_manager, args=(
-                self.database.url, self.log, ready))
+                self.urls[n % len(self.urls)], self.log, ready, self.TTL))
             managers[process] = None
         base.start_processes(self, list(managers))
         self.addCleanup(self._stop, list(managers))
@@ -108,14 +121,14 @@ class LeaderElection(base.TestCase):
 
         os.kill(leader, signal.SIGKILL)
         killed = time.monotonic()
-        deadline = killed + INTERVAL + SLACK
+        deadline = killed + self.TAKEOVER
         while True:
             taken = self._passes(killed, deadline)
             if taken or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         self.assertTrue(taken, 'no pass in %.1fs after the leader was '
-                        'killed' % (INTERVAL + SLACK))
+                        'killed' % self.TAKEOVER)
         self.assertNotEqual(leader, taken[0][0])
         self.addDetail('takeover', content.text_content(
             '%.2fs' % (taken[0][1] - killed)))
@@ -134,3 +147,15 @@ class LeaderElection(base.TestCase):
 
 class LeaderElectionPostgreSQL(LeaderElection):
     DRIVER = 'postgresql'
+
+
+class LeaderElectionGalera(LeaderElection):
+    """Each manager writes through its own node of a Galera cluster,
+
+    where tooz's GET_LOCK would hold on one node only: the ledger's own
+    lock elects there, and a dead leader's expires.
+    """
+    TAKEOVER = INTERVAL + LeaderElection.TTL + SLACK
+
+    def _databases(self):
+        return galera.cluster(self).urls
