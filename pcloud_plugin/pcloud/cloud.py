@@ -27,6 +27,7 @@ from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.db import locks
 from pcloud_plugin import exception
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import partition
 
 # What a Nova call raises when Nova refuses it or cannot be reached.
 NOVA_FAILURES = (nova_client.ClientException, clients.NoConnection)
@@ -83,7 +84,7 @@ def pcloud_lock(pcloud_id):
 class Cloud(object):
     """One read of every aggregate, indexed the ways the service asks."""
 
-    def __init__(self, aggregates):
+    def __init__(self, aggregates, blazar_freepool=None):
         self.pools = {}           # flavor id -> pool aggregate
         self.pclouds = {}         # pcloud id -> pcloud aggregate
         self.node_of = {}         # compute host -> hypervisor_hostname
@@ -106,6 +107,11 @@ class Cloud(object):
                 for host in agg.hosts:
                     self.az_of[host] = agg.availability_zone
         self.host_of = {node: host for host, node in self.node_of.items()}
+        # Hosts (and nodes) of Blazar's physical:host plugin: never ours.
+        self.blazars = partition.blazar_hosts(aggregates, blazar_freepool)
+
+    def blazar_holds(self, host):
+        return bool({host, self.node_of.get(host)} & self.blazars)
 
     def units(self, host):
         pool = self.pools.get(self.flavor_of.get(host))
@@ -122,11 +128,16 @@ class Cloud(object):
         pool = self.pools.get(flavor_id)
         return codec.host_flavor(pool.metadata).units if pool else 0
 
-    def free_hosts(self, flavor_id, az, default_az):
+    def free_hosts(self, flavor_id, az, default_az, blazars=False):
+        """The pool's hosts no pcloud holds (in ``az``); those Blazar's
+
+        plugin holds are left out, or only they (``blazars``) are given.
+        """
         return sorted(
             host for host in self.pools[flavor_id].hosts
             if not self.holders.get(host) and host in self.node_of
-            and (az is None or self.az_of.get(host, default_az) == az))
+            and (az is None or self.az_of.get(host, default_az) == az)
+            and self.blazar_holds(host) == blazars)
 
     def contended(self, flavor_id):
         """Whether some host of the pool is in several pclouds at once:

@@ -112,6 +112,10 @@ class HostFlavors(object):
             raise exception.HostNotEligible(
                 host=host, reason='it is already in the pool of host '
                 'flavor %s' % cloud.flavor_of[host])
+        if cloud.blazar_holds(host):
+            raise exception.HostNotEligible(
+                host=host, reason="Blazar's physical:host plugin holds it "
+                "(openstack reservation host delete gives it back)")
         service = self._compute_service(host)
         if service.status != 'disabled':
             raise exception.HostNotEligible(

@@ -18,7 +18,8 @@ hosts an operator registered with it (``openstack reservation host
 create``) in its freepool aggregate, and moves each leased one into a
 reservation aggregate whose metadata names its owner (``blazar:owner``).
 Those hosts are Blazar's alone: our plugins never place a slot or lease
-on one, and Blazar's API refuses to register one of ours (a host flavor
+on one, the pcloud service takes none into a pool or a pcloud, and
+Blazar's API refuses to register one of ours (a host flavor
 pool's or a pcloud's, or one our reservations hold: blazar.api.
 host_guard). pcloud-status upgrade check reports any host in both.
 """
@@ -40,7 +41,8 @@ def _names(aggregate):
 
 def is_blazars(aggregate, freepool_name):
     metadata = getattr(aggregate, 'metadata', None) or {}
-    return (getattr(aggregate, 'name', None) == freepool_name
+    return ((freepool_name is not None and
+             getattr(aggregate, 'name', None) == freepool_name)
             or BLAZAR_OWNER in metadata)
 
 

@@ -114,7 +114,8 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
 
     def _cloud(self):
         return cloud_mod.Cloud(self._call('list aggregates',
-                                          self.nova.aggregates.list))
+                                          self.nova.aggregates.list),
+                               self.conf.pcloud.blazar_freepool_name)
 
     def _set_metadata(self, agg, metadata):
         self._call('set metadata of aggregate %s' % agg.name,
@@ -466,6 +467,11 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                     raise exception.HostFlavorNotFound(flavor_id=flavor_id)
             free = cloud.free_hosts(flavor_id, az, default_az)
             host, booked, intent = self._claim_one(cloud, free, view, name)
+            blazars = cloud.free_hosts(flavor_id, az, default_az,
+                                       blazars=True)
+            if host is None and blazars and not booked:
+                booked = ("%d free one(s) are held by Blazar's "
+                          "physical:host plugin" % len(blazars))
             if host is None:
                 if cloud.contended(flavor_id):
                     continue
