@@ -170,17 +170,20 @@ class Lifecycle(object):
                 continue
             LOG.warning('Reservation %s still holds %s in Placement after '
                         'its claim ended; ending it', rid, there[rid])
+            ended = True
             try:
                 other = res_db.get(ctx, rid)
+                if other['state'] == res_db.ACTIVE:
+                    self._finish(other)
+                else:
+                    # Its start died midway and runs again later: only the
+                    # hold goes (that start then finds the claim ended).
+                    self._drop_hold(other,
+                                    claims['amounts'] if claims else ())
             except res_db.ReservationNotFound:
-                continue  # ended meanwhile
-            if other['state'] == res_db.ACTIVE:
-                self._finish(other)
-            else:
-                # Its start died midway and runs again later: only the
-                # hold goes (that start then finds the claim ended).
-                self._drop_hold(other, claims['amounts'] if claims else ())
-            ended = True
+                # Its own end (Blazar's event, another manager's sweep)
+                # finished it meanwhile: gone all the same.
+                LOG.info('Reservation %s was ended meanwhile', rid)
         if not ended:
             LOG.warning('Placement refused the hold of %s; there now: %s',
                         starting, dict(there))

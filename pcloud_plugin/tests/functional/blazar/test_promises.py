@@ -200,6 +200,26 @@ class PromiseTests(base.BlazarTestCase):
         blazar_db.lease_update(a['id'], {'status': status.lease.ACTIVE})
         self.assertEqual('TERMINATED', self.end(a['id'])['status'])
 
+    def test_a_hold_whose_own_end_runs_as_the_start_ends_it_gives_way(self):
+        a, b = self.back_to_back()
+        blazar_db.lease_update(a['id'], {'status': status.lease.UPDATING})
+        finish = self.plugin._finish
+
+        def its_end_meanwhile(row):
+            # A's own end (another manager's sweep, or Blazar's event)
+            # finishes it first: its row is gone when ours goes on.
+            if row['reservation_id'] == _rid(a):
+                finish(res_db.get(self.context, _rid(a)))
+            return finish(row)
+        self.useFixture(fixtures.MockPatchObject(
+            self.plugin, '_finish', side_effect=its_end_meanwhile))
+        self.assertEqual(status.event.DONE,
+                         self.start_before_due_ends(b['id'])['status'])
+        self.assertEqual('ACTIVE', blazar_db.lease_get(b['id'])['status'])
+        self.assertEqual({}, self.placement.client.get(
+            '/allocations/%s' % _rid(a)).json()['allocations'])
+        self.assertEqual(409, self.boot('cn1', 1024))
+
     def test_a_start_that_keeps_meeting_writers_tries_again_later(self):
         lease = self.create_lease(self.reservation(2), start=0)
         lost, pauses = self.others_write_first(), []
