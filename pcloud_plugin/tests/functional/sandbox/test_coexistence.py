@@ -22,6 +22,7 @@ until when).
 """
 
 import datetime
+import uuid
 
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.sandbox import common
@@ -92,3 +93,52 @@ class PhysicalHostBesideOurs(base.TestCase):
         self.assertEqual(409, refused.code, refused)
         self.assertIn('reservations of pcloud-plugin hold it until', str(
             refused))
+
+    def test_a_host_of_blazars_joins_no_pool_and_no_pcloud(self):
+        nova = self.clients.nova
+        blazars, pooled = self.computes[-1], self.computes[0]
+        host = self.clients.admin._request('POST', '/os-hosts',
+                                           {'name': blazars})['host']
+        self.addCleanup(self.clients.admin._request, 'DELETE',
+                        '/os-hosts/%s' % host['id'])
+        flavor = 'split-%s' % uuid.uuid4().hex[:6]
+        self.clients.admin.create_host_flavor(flavor, 1)
+        self.addCleanup(self.clients.admin.delete_host_flavor, flavor)
+        # Blazar first: its host joins no pool.
+        fixture.out_of_service(self, nova, blazars)
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.clients.admin.add_pool_host,
+            flavor, blazars)
+        self.assertEqual(409, refused.code, refused)
+        self.assertIn("Blazar's physical:host plugin holds it",
+                      str(refused))
+        # A pool host Blazar's freepool took behind our back (a cloud
+        # from before the guards): no pcloud is given it.
+        fixture.out_of_service(self, nova, pooled)
+        self.clients.admin.add_pool_host(flavor, pooled)
+        self.addCleanup(self.clients.admin.remove_pool_host, flavor,
+                        pooled)
+        (freepool,) = [a for a in nova.aggregates.list()
+                       if a.name == 'freepool']
+        nova.aggregates.add_host(freepool, pooled)
+        self.addCleanup(self._leave, freepool, pooled)
+        pcloud = self.clients.demo.create_pcloud(flavor)['id']
+        self.addCleanup(self.clients.demo.delete_pcloud, pcloud)
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.clients.demo.allocate_host,
+            pcloud, 'web', flavor)
+        self.assertEqual(409, refused.code, refused)
+        self.assertIn("1 free one(s) are held by Blazar's physical:host "
+                      "plugin", str(refused))
+        self.assertEqual([], self.clients.demo.list_hosts(pcloud))
+        # Ours first: Blazar's plugin is refused the pool's host.
+        self._leave(freepool, pooled)
+        refused = self.assertRaises(
+            pcloud_client.PcloudError, self.clients.admin._request, 'POST',
+            '/os-hosts', {'name': pooled})
+        self.assertEqual(409, refused.code, refused)
+        self.assertIn('it is in a pcloud or host flavor pool', str(refused))
+
+    def _leave(self, aggregate, host):
+        if host in self.clients.nova.aggregates.get(aggregate.id).hosts:
+            self.clients.nova.aggregates.remove_host(aggregate, host)
