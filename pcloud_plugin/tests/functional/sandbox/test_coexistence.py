@@ -22,6 +22,7 @@ until when).
 """
 
 import datetime
+import time
 import uuid
 
 from pcloud_plugin.osc import client as pcloud_client
@@ -142,3 +143,33 @@ class PhysicalHostBesideOurs(base.TestCase):
     def _leave(self, aggregate, host):
         if host in self.clients.nova.aggregates.get(aggregate.id).hosts:
             self.clients.nova.aggregates.remove_host(aggregate, host)
+
+    def test_a_host_running_plain_servers_is_not_said_to_be_ours(self):
+        server = self.cli.json(
+            'openstack', 'server', 'create', '--flavor', 'm1.tiny',
+            '--image', 'cirros', '--nic', 'none', '--wait', 'plain',
+            user=common.ALT_USER)
+        self.addCleanup(fixture.delete_server, self.cli, server['id'],
+                        common.ALT_USER)
+        host = getattr(self.clients.nova.servers.get(server['id']),
+                       'OS-EXT-SRV-ATTR:host')
+        # The ledger has what runs there: two mirror passes later.
+        for _pass in range(2):
+            before = self._last_pass()
+            deadline = time.monotonic() + 120
+            while self._last_pass() == before:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.5)
+        try:
+            added = self.clients.admin._request('POST', '/os-hosts',
+                                                {'name': host})['host']
+        except pcloud_client.PcloudError as e:
+            # Blazar's own answer, if it has one: not ours.
+            self.assertNotIn('pcloud', str(e).lower(), e)
+        else:
+            self.clients.admin._request('DELETE', '/os-hosts/%s'
+                                        % added['id'])
+
+    def _last_pass(self):
+        return fixture.ledger_sql(
+            self.sandbox, 'SELECT finished_at FROM pcloud_mirror_passes')
