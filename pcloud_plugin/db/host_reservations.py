@@ -307,23 +307,15 @@ def busy_intervals(context, roots, not_before, before=None,
     busy = {uuid: [] for uuid in roots}
     if not roots:
         return busy
-    root = _RP.alias('host_root')
-    member = _RP.alias('host_member')
-    query = (sa.select(root.c.uuid, _ALLOC.c.start_time, _ALLOC.c.end_time)
-             .select_from(_ALLOC)
-             .join(member, member.c.id == _ALLOC.c.resource_provider_id)
-             .join(root, root.c.id == member.c.root_provider_id)
-             .where(root.c.uuid.in_(roots),
-                    _ALLOC.c.end_time > not_before,
-                    _ALLOC.c.used > 0)
-             .distinct())
+    query = _claims_on_trees(roots, not_before, exclude_prefix)
     if before is not None:
         query = query.where(_ALLOC.c.start_time < before)
     if exclude_consumer is not None:
         query = query.where(_ALLOC.c.consumer_id != exclude_consumer)
-    if exclude_prefix is not None:
-        query = query.where(sa.not_(
-            _ALLOC.c.consumer_id.startswith(exclude_prefix)))
+    # Each interval once, whoever claims it.
+    uuid_col, _consumer, start_col, end_col = query.selected_columns
+    query = query.with_only_columns(uuid_col, start_col,
+                                    end_col).distinct()
     with db_api.reader(context) as session:
         for uuid, c_start, c_end in session.execute(query):
             busy[uuid].append((c_start, c_end))
@@ -332,16 +324,51 @@ def busy_intervals(context, roots, not_before, before=None,
     return busy
 
 
+def _claims_on_trees(roots, not_before, exclude_prefix=None):
+    """(root uuid, consumer, start, end) of the claims on the trees of
+
+    ``roots`` that end after not_before, but those of consumers whose id
+    starts with ``exclude_prefix``.
+    """
+    root = _RP.alias('host_root')
+    member = _RP.alias('host_member')
+    query = (sa.select(root.c.uuid, _ALLOC.c.consumer_id,
+                       _ALLOC.c.start_time, _ALLOC.c.end_time)
+             .select_from(_ALLOC)
+             .join(member, member.c.id == _ALLOC.c.resource_provider_id)
+             .join(root, root.c.id == member.c.root_provider_id)
+             .where(root.c.uuid.in_(roots),
+                    _ALLOC.c.end_time > not_before,
+                    _ALLOC.c.used > 0))
+    if exclude_prefix is not None:
+        query = query.where(sa.not_(
+            _ALLOC.c.consumer_id.startswith(exclude_prefix)))
+    return query
+
+
+def holders(context, host_name, not_holders=None):
+    """{consumer: until when (FOREVER: no end)} of the claims that hold
+
+    the host named ``host_name`` (its provider's tree) from now; those of
+    consumers whose id starts with ``not_holders`` do not count.
+    """
+    uuid = db_providers.provider_uuid_named(context, host_name)
+    if uuid is None:
+        return {}
+    found = {}
+    query = _claims_on_trees(
+        [uuid], timeutils.utcnow().replace(microsecond=0), not_holders)
+    with db_api.reader(context) as session:
+        for _root, consumer, _start, end in session.execute(query):
+            found[consumer] = max(end, found.get(consumer, end))
+    return found
+
+
 def held_until(context, host_name, not_holders=None):
     """Until when claims hold the host named ``host_name`` (its provider's
 
     tree), from now: an end (FOREVER: no end), or None if nothing does.
     Consumers whose id starts with ``not_holders`` do not count.
     """
-    uuid = db_providers.provider_uuid_named(context, host_name)
-    if uuid is None:
-        return None
-    busy = busy_intervals(context, [uuid],
-                          timeutils.utcnow().replace(microsecond=0),
-                          exclude_prefix=not_holders)[uuid]
-    return max((end for _start, end in busy), default=None)
+    return max(holders(context, host_name, not_holders).values(),
+               default=None)

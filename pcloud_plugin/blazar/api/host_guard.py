@@ -35,6 +35,7 @@ from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.pcloud import partition
 
 LOG = logging.getLogger(__name__)
@@ -48,10 +49,19 @@ def why_held(name, aggregates):
         return 'it is in a pcloud or host flavor pool'
     # Usage of instances running outside reservations is no holder:
     # Blazar's plugin refuses hosts that run instances itself.
-    until = host_db.held_until(context_mod.get_admin_context(), name,
-                               not_holders=db_claims.USAGE_PREFIX)
-    if until is None:
+    ctx = context_mod.get_admin_context()
+    holders = host_db.holders(ctx, name, not_holders=db_claims.USAGE_PREFIX)
+    if not holders:
         return None
+    # An ended instance reservation holds what its instances still use.
+    ended = {row['reservation_id'] for row in res_db.list_reservations(
+        ctx, state=res_db.ENDING)} & set(holders)
+    until = max((end for holder, end in holders.items()
+                 if holder not in ended), default=None)
+    if until is None:
+        return ('instances booted into ended reservation(s) %s of '
+                'pcloud-plugin still run there; their capacity is held '
+                'until they are deleted' % ', '.join(sorted(ended)))
     return 'reservations of pcloud-plugin hold it %s' % (
         'with no end' if until >= window_mod.FOREVER
         else 'until %s' % until.isoformat())

@@ -22,8 +22,10 @@ the periodic pass repairs when events are lost (repair_from_cloud).
 import datetime
 from unittest import mock
 
+from pcloud_plugin.blazar.api import host_guard
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
+from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin.notifications import usage
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import registry
@@ -38,8 +40,9 @@ class RegistryTests(base.BlazarTestCase):
 
     def setUp(self):
         super().setUp()
-        self.lease_id, self.rid, self.rc, host = self.started_on_one_host(2)
-        self.host = self.hosts[host]
+        self.lease_id, self.rid, self.rc, self.host_name = (
+            self.started_on_one_host(2))
+        self.host = self.hosts[self.host_name]
         self.adapter = placement_client.get_adapter()
 
     def boot(self, instance):
@@ -94,6 +97,22 @@ class RegistryTests(base.BlazarTestCase):
             {BOOTED[0]: True, BOOTED[1]: False},
             {i['id']: i['left_at'] is not None for i in ended['instances']})
         self.assertTrue(all(i['joined_at'] for i in ended['instances']))
+
+    def test_blazar_is_told_what_holds_the_host_after_the_end(self):
+        """blazar-api's host guard (issue 32): after its end, what holds
+
+        the host is the instances still running, not a reservation.
+        """
+        self.boot(BOOTED[0])
+        self.assertIn('reservations of pcloud-plugin hold it until',
+                      host_guard.why_held(self.host_name, []))
+        self.end(self.lease_id)
+        self.assertEqual(res_db.ENDING,
+                         res_db.get(self.context, self.rid)['state'])
+        self.assertEqual(
+            'instances booted into ended reservation(s) %s of pcloud-plugin '
+            'still run there; their capacity is held until they are '
+            'deleted' % self.rid, host_guard.why_held(self.host_name, []))
 
     def test_the_periodic_pass_repairs_what_no_event_told(self):
         nova = mock.Mock()  # no whole-host lease here to ask Nova about
