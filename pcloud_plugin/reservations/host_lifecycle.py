@@ -273,6 +273,11 @@ class Lifecycle(object):
                 raise exception.EventFailed(
                     error='BEST-EFFORT reservation %s timed out'
                     % resource_id)
+        elif row['state'] == host_db.ENDED:
+            # Run again (its first run's process died before Blazar
+            # marked it done) after our sweep ended it, its end come due.
+            LOG.info('Host reservation %s ended before its start ran '
+                     'again; nothing to start', resource_id)
         else:
             raise exception.EventFailed(
                 error='Host reservation %s cannot start from %s'

@@ -341,8 +341,13 @@ class Lifecycle(object):
         ctx = self._ctx()
         try:
             row = res_db.get_by_resource_id(ctx, resource_id)
-        except res_db.ReservationNotFound as e:
-            raise exception.EventFailed(error=e.message)
+        except res_db.ReservationNotFound:
+            # Blazar holds its resource id only once our row is made: a
+            # start run again (its first run's process died before Blazar
+            # marked it done) after our sweep ended it, its end come due.
+            LOG.info('Reservation with resource %s ended before its start '
+                     'ran again; nothing to start', resource_id)
+            return
         rid = row['reservation_id']
         if _ended(db_claims.get_claims(ctx, rid)):
             # A start run again after its end came (its first try died):

@@ -546,6 +546,17 @@ class ScheduleTests(HostLeaseTestCase):
 
 class ReconcileTests(HostLeaseTestCase):
 
+    def test_a_start_run_again_after_its_end_is_no_error(self):
+        # Its first run's process died before Blazar marked it done;
+        # meanwhile its end came due and our sweep ended it.
+        lease = self.create_lease(self.hosts_res(1), start=0, end=120)
+        rid = _reservation_of(lease)['id']
+        self.start(lease['id'])
+        self.host_plugin.end_reservation(rid)
+        self.assertIsNone(self.host_plugin.on_start(rid))
+        self.assertEqual(host_db.ENDED, self.row(lease)['state'])
+        self.assertEqual([], self.pcloud.hosts)
+
     def test_sweep_ends_what_blazar_no_longer_holds(self):
         lease = self.create_lease(self.hosts_res(1), start=0, end=120)
         rid = _reservation_of(lease)['id']

@@ -401,6 +401,18 @@ class UpdateTests(base.BlazarTestCase):
 
 class FailureTests(base.BlazarTestCase):
 
+    def test_a_start_run_again_after_its_end_is_no_error(self):
+        # Its first run's process died before Blazar marked it done;
+        # meanwhile its end came due and our sweep ended it.
+        lease = self.create_lease(self.reservation(1), start=0)
+        rid = _reservation_of(lease)['id']
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        row = res_db.get(self.context, rid)
+        self.plugin._finish(row)
+        self.assertIsNone(self.plugin.on_start(row['resource_id']))
+        self.assertIsNone(db_claims.get_claims(self.context, rid))
+
     def test_a_start_waits_out_an_unreachable_nova(self):
         lease = self.create_lease(self.reservation(2, affinity=False))
         rid = _reservation_of(lease)['id']
