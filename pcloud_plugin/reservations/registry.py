@@ -28,6 +28,8 @@ a whole-host lease put into its pcloud, booted since its start (what the
 last holder left running is not the lessee's).
 """
 
+import collections
+
 from oslo_log import log as logging
 
 from pcloud_plugin.clients import placement as placement_client
@@ -83,11 +85,18 @@ def repair(context, running):
     where = {instance: (rid, lease, host)
              for (rid, lease), instances in running.items()
              for instance, host in instances.items()}
+    registered = collections.defaultdict(list)
     for stay in db.stays(context, running=True):
-        if stay['instance_uuid'] not in where:
-            left += db.leave(context, stay['instance_uuid'])
+        registered[stay['instance_uuid']].append(
+            (stay['reservation_id'], stay['host_uuid']))
+    for instance in registered:
+        if instance not in where:
+            left += db.leave(context, instance)
+    # Written only where the registry differs: a pass over a cloud the
+    # events kept current writes nothing.
     for instance, (rid, lease, host) in sorted(where.items()):
-        joined += db.register(context, instance, rid, lease, host)
+        if registered.get(instance) != [(rid, host)]:
+            joined += db.register(context, instance, rid, lease, host)
     return joined, left
 
 
@@ -127,15 +136,21 @@ def running(context, adapter, nova):
     active reservation, as the cloud runs them now.
     """
     found = {}
-    for row in res_db.list_reservations(context, state=res_db.ACTIVE):
-        mine = found.setdefault((row['reservation_id'], row['lease_id']), {})
-        for host in sorted({s['host_uuid'] for s in row['slots']}):
+    on_child = {}  # host: its child provider's allocations, read once
+
+    def allocations_on(host):
+        if host not in on_child:
             response = placement_client.call(
                 adapter, 'GET', '/resource_providers/%s/allocations'
                 % resources.child_uuid(host), ok=(200, 404))
-            if response.status_code != 200:
-                continue
-            for consumer, held in response.json()['allocations'].items():
+            on_child[host] = (response.json()['allocations']
+                              if response.status_code == 200 else {})
+        return on_child[host]
+
+    for row in res_db.list_reservations(context, state=res_db.ACTIVE):
+        mine = found.setdefault((row['reservation_id'], row['lease_id']), {})
+        for host in sorted({s['host_uuid'] for s in row['slots']}):
+            for consumer, held in allocations_on(host).items():
                 if (consumer != row['reservation_id'] and
                         row['resource_class'] in held['resources']):
                     mine[consumer] = host
