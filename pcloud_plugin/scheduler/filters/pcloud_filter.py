@@ -26,6 +26,16 @@ Each host passes by these rules:
   request's project is one of its authorized tenants;
 * in all other cases (e.g. several ``pcloud`` hints) it fails.
 
+A move of an existing instance (live or cold migration, resize,
+evacuation, unshelve) keeps the hint it was booted with, though the
+pcloud may no longer hold the host it runs on: a lease that ended left
+it there (seeds/001), and a BEST-EFFORT lease moves it away. Such a move
+goes to its pcloud's hosts by the rule above or, when none passes, to
+hosts outside every pool and pcloud, which any boot may take: it opens
+no pcloud and no pool to anyone. Nova marks a move by restricting its
+request to the instance's cell (``requested_destination.cell``), which a
+boot's request never carries.
+
 A host in a pcloud:host lease's aggregate (``filter_lease_id``) passes
 only while that lease holds it: the request names the lease's pcloud and
 the time (UTC) is within the window written there. So a lease's end
@@ -104,6 +114,12 @@ def _rule(spec_obj):
     return _in_pcloud(hint, spec_obj.project_id)
 
 
+def _is_move(spec_obj):
+    destination = (spec_obj.requested_destination
+                   if 'requested_destination' in spec_obj else None)
+    return bool(destination and 'cell' in destination and destination.cell)
+
+
 class PcloudFilter(filters.BaseHostFilter):
     """Keep pcloud hosts for their pcloud's tenants, and pool hosts idle."""
 
@@ -116,7 +132,13 @@ class PcloudFilter(filters.BaseHostFilter):
         if scheduler_utils.request_is_rebuild(spec_obj):
             return filter_obj_list
         passes = _rule(spec_obj)
-        return [host for host in filter_obj_list if passes(host)]
+        hosts = [host for host in filter_obj_list if passes(host)]
+        if hosts or not _is_move(spec_obj):
+            return hosts
+        return [host for host in filter_obj_list if _outside_pclouds(host)]
 
     def host_passes(self, host_state, spec_obj):
-        return _rule(spec_obj)(host_state)
+        # Nova calls filter_all; alone, a host cannot know whether the
+        # pcloud has others, so a move may take an ordinary one here.
+        return _rule(spec_obj)(host_state) or (
+            _is_move(spec_obj) and _outside_pclouds(host_state))

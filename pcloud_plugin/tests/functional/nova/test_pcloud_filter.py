@@ -16,6 +16,7 @@
 
 import datetime
 
+from nova.tests.functional.api import client as api_client
 from oslo_utils import timeutils
 
 from pcloud_plugin import exception
@@ -138,3 +139,109 @@ class PcloudFilterTests(base.PcloudNovaTestCase):
                 now + datetime.timedelta(hours=1))})
         server, = self.boot(self.owner_api, self.pcloud)
         self.assertEqual(self.hosts['on'], self.host_of(server))
+
+
+class MoveTests(base.PcloudNovaTestCase):
+    """An instance booted into the owner's pcloud on host "on", left
+
+    there when the pcloud's hold on the host ended (the host is back in
+    the pool, idle, its compute service enabled), is moved away the ways
+    Nova moves instances: each lands where its project may still run,
+    and never on an idle pool host or another pcloud's host.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.make_pool()
+        self.owner = base.user(OWNER)
+        self.owner_api = self.tenant_api(OWNER)
+        self.pcloud = self.service.create_pcloud(self.owner, 'mine')['id']
+        self.service.allocate_host(self.owner, self.pcloud, 'on', 'big')
+        self.service.enable_host(self.owner, self.pcloud, 'on')
+        self.source = self.pcloud_hosts(self.pcloud)['on']
+        self.server, = self.boot(self.owner_api, self.pcloud)
+        self.assertEqual(self.source, self.host_of(self.server))
+        self._hold_ends('on')
+        # Another tenant's pcloud holds one of the two other pool hosts.
+        stranger = base.user(STRANGER)
+        theirs = self.service.create_pcloud(stranger, 'theirs')['id']
+        self.service.allocate_host(stranger, theirs, 'x', 'big')
+        self.service.enable_host(stranger, theirs, 'x')
+        self.forbidden = {'host1', 'host2', 'host3'} - {self.source}
+
+    def _hold_ends(self, name):
+        """Take the host out of the pcloud as a whole-host lease's end
+
+        does (host_lifecycle._leave): disabled there, out of the
+        aggregate, its name forgotten; its instances keep running.
+        """
+        nova = self.service.nova
+        host = self.pcloud_hosts(self.pcloud)[name]
+        agg, = [a for a in nova.aggregates.list()
+                if a.name == codec.pcloud_name(self.pcloud)]
+        nova.aggregates.remove_host(agg.id, host)
+        nova.aggregates.set_metadata(agg.id, {
+            codec.host_key(name): None, codec.host_state_key(host): None})
+
+    def assert_moved_to(self, server, hosts):
+        server = self.admin_api.get_server(server['id'])
+        self.assertIn(self.host_of(server), hosts)
+        self.assertNotIn(self.host_of(server), self.forbidden)
+
+    def test_live_migration_goes_to_an_ordinary_host(self):
+        server = self._live_migrate(self.server)
+        self.assert_moved_to(server, {'host4', 'host5'})
+
+    def test_cold_migration_goes_to_an_ordinary_host(self):
+        server = self._migrate_server(self.server)
+        self.assert_moved_to(server, {'host4', 'host5'})
+        self._confirm_resize(server)
+
+    def test_resize_goes_to_an_ordinary_host(self):
+        server = self._resize_server(self.server, '2')   # m1.small
+        self.assert_moved_to(server, {'host4', 'host5'})
+
+    def test_evacuation_goes_to_an_ordinary_host(self):
+        service_id = self.admin_api.get_services(
+            host=self.source, binary='nova-compute')[0]['id']
+        self.computes[self.source].stop()
+        self.admin_api.put_service(service_id, {'forced_down': 'true'})
+        server = self._evacuate_server(self.server)
+        self.assert_moved_to(server, {'host4', 'host5'})
+
+    def test_unshelve_goes_to_an_ordinary_host(self):
+        self._shelve_server(self.server)
+        server = self._unshelve_server(self.server)
+        self.assert_moved_to(server, {'host4', 'host5'})
+
+    def test_a_move_takes_its_pcloud_other_host_first(self):
+        self.service.allocate_host(self.owner, self.pcloud, 'next', 'big')
+        self.service.enable_host(self.owner, self.pcloud, 'next')
+        mine = self.pcloud_hosts(self.pcloud)['next']
+        self.forbidden.discard(mine)
+        server = self._live_migrate(self.server)
+        self.assert_moved_to(server, {mine})
+
+    def test_with_no_ordinary_host_free_the_move_is_refused(self):
+        """The idle pool host and the other pcloud's host are enabled
+
+        computes with room: only the filter keeps the instance off them.
+        """
+        for host in ('host4', 'host5'):
+            self.disable_compute(host)
+        # The harness runs the conductor's cast as a call: its
+        # NoValidHost reaches the API.
+        e = self.assertRaises(
+            api_client.OpenStackApiException,
+            self.admin_api.post_server_action, self.server['id'],
+            {'os-migrateLive': {'host': None, 'block_migration': 'auto'}})
+        self.assertIn('NoValidHost', str(e))
+        self._wait_for_migration_status(self.server, ['error'])
+        server = self.admin_api.get_server(self.server['id'])
+        self.assertEqual(self.source, self.host_of(server))
+        self.assertEqual('ACTIVE', server['status'])
+
+    def test_a_boot_with_the_hint_is_still_refused(self):
+        """The pcloud has no host now: a new boot is no move."""
+        self.assert_no_valid_host(
+            self.boot(self.owner_api, self.pcloud, expected='ERROR'))

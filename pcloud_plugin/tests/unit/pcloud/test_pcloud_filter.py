@@ -52,6 +52,15 @@ def _spec(project_id='p1', **hints):
                          for k, v in hints.items()})
 
 
+def _move(project_id='p1', **hints):
+    """A move's request, as Nova's conductor restricts it to the cell."""
+    spec = _spec(project_id, **hints)
+    spec.requested_destination = objects.Destination(
+        cell=objects.CellMapping(uuid='cccccccc-1111-4a6b-9c1d-0123456789ab',
+                                 name='cell1'))
+    return spec
+
+
 class PcloudFilterTests(testtools.TestCase):
 
     def setUp(self):
@@ -122,6 +131,37 @@ class PcloudFilterTests(testtools.TestCase):
                 self._passing(spec),
                 sorted(h.host for h in self.hosts.values()
                        if self.filter.host_passes(h, spec)))
+
+    def test_a_move_goes_to_its_pcloud_first(self):
+        self.assertEqual(['cn-on'], self._passing(_move(pcloud=PCLOUD)))
+        self.assertEqual(['cn-on'],
+                         self._passing(_move('p2', pcloud=PCLOUD)))
+
+    def test_a_move_its_pcloud_cannot_take_goes_to_ordinary_hosts(self):
+        """Never to an idle pool host or another pcloud's host."""
+        self.pcloud.metadata[codec.host_state_key('cn-on')] = codec.DISABLED
+        self.assertEqual(['general', 'plain'],
+                         self._passing(_move(pcloud=PCLOUD)))
+        # A project no longer authorized, a pcloud deleted: the same.
+        self.assertEqual(['general', 'plain'],
+                         self._passing(_move('p3', pcloud=PCLOUD)))
+        self.assertEqual(['general', 'plain'],
+                         self._passing(_move(pcloud='no-such-pcloud')))
+        self.assertEqual(['general', 'plain'], self._passing(_move()))
+
+    def test_a_boot_is_not_a_move(self):
+        """A boot aimed at a host carries a destination, but no cell."""
+        self.pcloud.metadata[codec.host_state_key('cn-on')] = codec.DISABLED
+        spec = _spec(pcloud=PCLOUD)
+        spec.requested_destination = objects.Destination(host='general')
+        self.assertEqual([], self._passing(spec))
+
+    def test_host_passes_lets_a_move_reach_ordinary_hosts(self):
+        spec = _move(pcloud=PCLOUD)
+        self.assertEqual(
+            ['cn-on', 'general', 'plain'],
+            sorted(h.host for h in self.hosts.values()
+                   if self.filter.host_passes(h, spec)))
 
     def test_rebuild_is_not_filtered(self):
         spec = _spec(pcloud=PCLOUD)
