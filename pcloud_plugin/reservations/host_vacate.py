@@ -30,6 +30,7 @@ shows). It raises exception.CapacityRefused, which the plugin answers
 as Blazar does.
 """
 
+import os_traits
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
@@ -45,6 +46,8 @@ from pcloud_plugin.reservations import host_requests as asked
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
+# The trait Nova sets on a disabled compute's provider: no move lands.
+COMPUTE_DISABLED = os_traits.COMPUTE_STATUS_DISABLED
 # Nova's task_state of a server under live migration, and its host.
 MIGRATING = 'migrating'
 SERVER_HOST = 'OS-EXT-SRV-ATTR:host'
@@ -122,7 +125,7 @@ class Vacating(object):
         if hosts and not occupants.on(hosts):
             return  # its hosts can be had now
         pools = self.pools()
-        if hosts and self._targets_exist(pools, occupants.on(hosts)):
+        if hosts and not self._unmovable(pools, occupants.on(hosts)):
             return
         ctx = self._ctx()
         eligible = asked.eligible_hosts(
@@ -130,15 +133,17 @@ class Vacating(object):
             host_db.joined_service_hosts(ctx))
         least = sorted(eligible, key=occupants.load)[:params['amount']]
         others = occupants.on(least)
-        if not others or self._targets_exist(pools, others):
+        stuck = self._unmovable(pools, others) if others else 0
+        if not stuck:
             return
         db_claims.release(ctx, reservation_id)
         raise exception.CapacityRefused(
             'Cannot reserve %s: its hosts cannot be emptied. Even the %d '
             'eligible host(s) running the least of other projects\' '
-            'instances run %d of them, and the hosts outside every pool '
-            'and pcloud have no room to take them.'
-            % (asked.describe(params), len(least), len(others)))
+            'instances run %d of them, and %d of these cannot move: the '
+            'hosts outside every pool and pcloud that take new instances '
+            'have no room for them.'
+            % (asked.describe(params), len(least), len(others), stuck))
 
     def _vacate(self, row, previous):
         """Empty a BEST-EFFORT reservation's hosts of other projects'
@@ -157,8 +162,7 @@ class Vacating(object):
                 host_db.update(ctx, rid, migrations=[
                     dict(m, status=MOVED) for m in row['migrations']])
             return None
-        if not row['migrations'] and not self._targets_exist(
-                self.pools(), others):
+        if not row['migrations'] and self._unmovable(self.pools(), others):
             LOG.info('Reservation %s: no room elsewhere for the %d '
                      'instance(s) of other projects on its hosts; it waits',
                      rid, len(others))
@@ -224,10 +228,14 @@ class Vacating(object):
             host_db.update(self._ctx(), rid,
                            migrations=list(records.values()))
 
-    def _targets_exist(self, pools, servers):
-        """Whether the instances fit, first fit by size, on hosts outside
+    def _unmovable(self, pools, servers):
+        """How many of the instances find no room, first fit by size, on
 
-        every pool and pcloud, as the ledger sees their free capacity now.
+        the hosts a move of theirs may always take (the PcloudFilter's
+        fallback): outside every pool and pcloud, their compute service
+        enabled, as the ledger sees their free capacity now. Their own
+        pcloud's hosts, which a move tries first, are not counted: the
+        answer errs on the side of refusing.
         """
         forest = db_snapshots.load_forest(self._ctx())
         excluded = set(pools.holders)
@@ -236,12 +244,14 @@ class Vacating(object):
             excluded.update(codec.pool_nodes(agg.metadata).values())
         room = {}
         for provider in forest:
-            if provider.parent_uuid is None and \
-                    provider.name not in excluded:
+            if (provider.parent_uuid is None
+                    and provider.name not in excluded
+                    and COMPUTE_DISABLED not in provider.traits):
                 room[provider.uuid] = {
                     rc: sum(forest[u].free(rc)
                             for u in forest.tree_of(provider.uuid))
                     for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')}
+        stuck = 0
         for server in sorted(servers, key=lambda s: -_size(s)['MEMORY_MB']):
             need = _size(server)
             for free in room.values():
@@ -250,8 +260,8 @@ class Vacating(object):
                         free[rc] -= n
                     break
             else:
-                return False
-        return True
+                stuck += 1
+        return stuck
 
     def _empty_hosts(self, row):
         """The record, with hosts that run no other project's instance:

@@ -950,11 +950,31 @@ class LiveMigrationTests(HostLeaseTestCase):
         self.assertIn('Cannot reserve 2 host(s) of host flavor big: its '
                       'hosts cannot be emptied. Even the 2 eligible host(s) '
                       'running the least of other projects\' instances run '
-                      '2 of them', str(e))
+                      '2 of them, and 1 of these cannot move', str(e))
         self.assertEqual([], blazar_db.lease_get_all())
         self.assertEqual([], host_db.list_reservations(self.context))
         self.assertEqual([], db_claims.list_consumers(self.context))
         # One host can be emptied.
+        lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'))
+        self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
+
+    def test_a_disabled_compute_is_no_room_for_a_move(self):
+        """Nova moves nothing to cn5 once its compute service is
+
+        disabled (the trait it sets on the provider).
+        """
+        self.server('cn1')
+        self.server('cn2')
+        self.server('cn4')
+        self.placement.set_traits(self.hosts['cn5'],
+                                  ['COMPUTE_STATUS_DISABLED'])
+        self.sync()
+        e = self.assertRaises(errors.CapacityRefused, self.create_lease,
+                              self.hosts_res(1, 'BEST-EFFORT'))
+        self.assertEqual(409, e.code)
+        self.assertIn('run 1 of them, and 1 of these cannot move', str(e))
+        self.placement.set_traits(self.hosts['cn5'], [])
+        self.sync()
         lease = self.create_lease(self.hosts_res(1, 'BEST-EFFORT'))
         self.assertEqual(host_db.INACTIVE, self.row(lease)['state'])
 
