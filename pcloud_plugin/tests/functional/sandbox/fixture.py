@@ -226,6 +226,18 @@ def out_of_service(test, nova, host):
     return service
 
 
+def forced_down(test, nova, host):
+    """Force a compute service down for the length of ``test``: Nova's
+
+    scheduler takes nothing there, while Placement, and so the ledger,
+    still sees the host's room (a host failure Nova was told of).
+    """
+    (service,) = nova.services.list(host=host, binary='nova-compute')
+    nova.services.force_down(service.id, True)
+    test.addCleanup(nova.services.force_down, service.id, False)
+    return service
+
+
 def _blazar_sql(sandbox, statement, **params):
     """Run one statement on Blazar's database; its first column's value."""
     engine = sa.create_engine(sandbox.databases.urls['blazar'])

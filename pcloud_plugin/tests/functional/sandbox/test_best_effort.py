@@ -239,9 +239,10 @@ class BestEffortLease(base.TestCase):
 
     def test_timed_out_when_it_cannot_move(self):
         # Nowhere to go: Nova's scheduler finds no host for the migration
-        # (the ledger, admitting the lease, still sees their room).
+        # (the ledger, admitting the lease, still sees their room; with
+        # their computes disabled it would refuse the lease at once).
         for name in self.others:
-            fixture.out_of_service(self, self.nova, name)
+            fixture.forced_down(self, self.nova, name)
         # Blazar takes 'now' to the minute: 2 minutes leave at least one
         # for the checks before the deadline.
         lease_id, rid = self._lease('BEST-EFFORT', timeout=2)
@@ -278,18 +279,16 @@ class BestEffortLease(base.TestCase):
         self.assertTrue(self._in_pcloud())
 
     def test_a_restarted_blazar_carries_on(self):
-        for name in self.others:
-            fixture.out_of_service(self, self.nova, name)
+        downed = [fixture.forced_down(self, self.nova, name)
+                  for name in self.others]
         lease_id, rid = self._lease('BEST-EFFORT', timeout=5)
         # Waiting, its migration failed and started again.
         self._wait('a migration tried again', lambda: [
             m for m in self._row(rid)[1] if m['tries'] > 1] or None)
         self.assertEqual('IN-PROGRESS', self._row(rid)[0])
         self.sandbox.restart('blazar')
-        for name in self.others:
-            (service,) = self.nova.services.list(host=name,
-                                                 binary='nova-compute')
-            self.nova.services.enable(service.id)
+        for service in downed:
+            self.nova.services.force_down(service.id, False)
         seen, _waiting = self._states_until(rid, ('ACTIVE', 'TIMEDOUT'))
         self.assertEqual('ACTIVE', seen[-1])
         moved = self.nova.servers.get(self.server.id)

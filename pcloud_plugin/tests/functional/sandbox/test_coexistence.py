@@ -33,9 +33,12 @@ from pcloud_plugin.tests.functional.sandbox import fixture
 
 class PhysicalHostBesideOurs(base.TestCase):
 
+    # The sandbox whose Nova also runs Blazar's filters, or the plain one.
+    blazar_filters = False
+
     def setUp(self):
         super().setUp()
-        cloud = self.useFixture(fixture.SandboxFixture())
+        cloud = self.useFixture(fixture.SandboxFixture(self.blazar_filters))
         self.sandbox, self.cli = cloud.sandbox, cloud.cli
         self.clients = fixture.Clients(self.sandbox)
         self.computes = sorted(c['name'] for c in self.sandbox.computes)
@@ -173,3 +176,7 @@ class PhysicalHostBesideOurs(base.TestCase):
     def _last_pass(self):
         return fixture.ledger_sql(
             self.sandbox, 'SELECT finished_at FROM pcloud_mirror_passes')
+
+
+class PhysicalHostBesideOursBlazarFilters(PhysicalHostBesideOurs):
+    blazar_filters = True
