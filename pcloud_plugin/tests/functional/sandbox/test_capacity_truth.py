@@ -47,9 +47,12 @@ def _minute(**delta):
 class _Capacity(base.TestCase):
     """The shared sandbox, its clients, and what the tests make in it."""
 
+    # The sandbox whose Nova also runs Blazar's filters, or the plain one.
+    blazar_filters = False
+
     def setUp(self):
         super().setUp()
-        cloud = self.useFixture(fixture.SandboxFixture())
+        cloud = self.useFixture(fixture.SandboxFixture(self.blazar_filters))
         self.sandbox, self.cli = cloud.sandbox, cloud.cli
         clients = fixture.Clients(self.sandbox)
         self.nova, self.placement = clients.nova, clients.placement
@@ -335,6 +338,89 @@ class HandedOverEmpty(_Capacity):
         self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
                                                  'ACTIVE', 'ERROR'))
         self.assertEqual({busy: None, empty: pcloud}, self._holders(flavor))
+
+
+class MovedOffAnEndedLease(_Capacity):
+    """seeds/001's BEST-EFFORT case: the alt project's instance, booted
+
+    with ``--hint pcloud=<its pcloud>`` while its lease held a pool host,
+    still runs there after the lease ended; the demo project's
+    BEST-EFFORT lease over that pool moves it to an ordinary host (Nova
+    keeps the hint for the move) and is ACTIVE, or, when no ordinary
+    host could take it now, is refused at once.
+    """
+
+    def _traits_known(self, hosts, disabled):
+        """Wait until the ledger has the computes of ``hosts`` as
+
+        ``disabled`` or not (Nova's COMPUTE_STATUS_DISABLED trait, which
+        Nova's event brings).
+        """
+        want = set(hosts) if disabled else set()
+        deadline = time.monotonic() + 60
+        while set(hosts) & set(fixture.ledger_sql(
+                self.sandbox, 'SELECT r.name FROM resource_providers r '
+                'JOIN resource_provider_traits rt ON '
+                'rt.resource_provider_id = r.id JOIN traits t ON t.id = '
+                "rt.trait_id WHERE t.name = 'COMPUTE_STATUS_DISABLED'")
+                ) != want:
+            if time.monotonic() > deadline:
+                self.fail('the ledger does not have %s %s' % (
+                    sorted(hosts), 'disabled' if disabled else 'enabled'))
+            time.sleep(0.2)
+
+    def test_best_effort_moves_the_instance_an_ended_lease_left(self):
+        busy = self.computes[-1]
+        others = [h for h in self.computes if h != busy]
+        flavor = self._pool(busy)
+        alt_pcloud = self._pcloud(self.alt)
+        lease = self._host_lease(self.alt, alt_pcloud, flavor)
+        self.assertEqual('ACTIVE', self._settled(lease, common.ALT_USER,
+                                                 'ACTIVE', 'ERROR'))
+        server, host = self._boot('left-behind', 'm1.tiny', common.ALT_USER,
+                                  '--hint', 'pcloud=%s' % alt_pcloud)
+        self.assertEqual(busy, host)
+        fixture.end_lease_now(self.sandbox, lease['id'])
+        self.assertEqual('TERMINATED', self._settled(
+            lease, common.ALT_USER, 'TERMINATED', 'ERROR'))
+        pcloud = self._pcloud(self.demo)
+        best_effort = {
+            'resource_type': 'pcloud:host', 'amount': 1,
+            'host_flavor': flavor, 'pcloud_id': pcloud,
+            'lease_type': 'BEST-EFFORT', 'timeout': 5}
+
+        # No ordinary host takes new instances: refused at once, saying
+        # how many cannot move, and nothing is left of the lease.
+        services = [fixture.out_of_service(self, self.nova, h)
+                    for h in others]
+        self._traits_known(others, disabled=True)
+        refusal = self._refused(self._lease, self.demo, best_effort)
+        self.assertIn('run 1 of them, and 1 of these cannot move', refusal)
+        self.assertEqual([0], fixture.ledger_sql(
+            self.sandbox, 'SELECT COUNT(*) FROM pcloud_host_reservations '
+            'WHERE pcloud_id = :pcloud', pcloud=pcloud))
+        self.assertEqual({busy: None}, self._holders(flavor))
+
+        # With room on them again, the lease moves the instance there and
+        # takes the host.
+        for service in services:
+            self.nova.services.enable(service.id)
+        self._traits_known(others, disabled=False)
+        moving = self._lease(self.demo, best_effort)
+        # Blazar says ACTIVE while it waits: seeds/001's state is ours.
+        shown = self.cli.wait('the lease to hold the host', (
+            'openstack', 'pcloud', 'lease', 'show', moving['id']),
+            lambda found: found['state'] in ('ACTIVE', 'TIMEDOUT'),
+            user=common.DEMO_USER, timeout=120)
+        self.assertEqual('ACTIVE', shown['state'])
+        self.assertEqual({busy: pcloud}, self._holders(flavor))
+        found = self.cli.json('openstack', 'server', 'show', server)
+        self.assertEqual('ACTIVE', found['status'])
+        self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
+
+
+class MovedOffAnEndedLeaseBlazarFilters(MovedOffAnEndedLease):
+    blazar_filters = True
 
 
 class UsageOutsideReservations(_Capacity):
