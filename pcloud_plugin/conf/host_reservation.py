@@ -57,6 +57,16 @@ OPTS = [
                      'instances of other projects (left running on a host '
                      'by an ended lease) off the hosts it picked, once it '
                      'has checked that hosts outside every pool and pcloud '
-                     'have room for all of them. Off: such hosts are '
-                     'leased with the instances still on them.'),
+                     'have room for all of them. Off: it waits for empty '
+                     'hosts.'),
+    cfg.IntOpt('hand_over_warning',
+               default=30, min=0,
+               help='Minutes before the end of an active pcloud:host '
+                    'reservation whose hosts another holder has next at '
+                    'which its lessee is told, once: the event '
+                    'pcloud.host_reservation.hand_over and hand_over in '
+                    '"openstack pcloud lease show" name those hosts and '
+                    'from when the next holder has them, so that the '
+                    'lessee\'s instances can leave them in time. 0 tells '
+                    'nothing.'),
 ]

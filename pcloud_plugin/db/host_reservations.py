@@ -64,7 +64,9 @@ TERMS = {'vcpus': 0, 'memory_mb': 0, 'disk_gb': 0,
 _COLUMNS = ('lease_id', 'project_id', 'pcloud_id', 'host_flavor', 'amount',
             'availability_zone', 'required_traits', 'lease_type', 'timeout',
             'deadline', 'start_time', 'end_time', 'state', 'aggregate_id',
-            'migrations')
+            'migrations', 'hand_over')
+# Columns holding JSON, and what NULL stands for.
+_JSON = {'migrations': [], 'hand_over': None}
 _FIELDS = _COLUMNS + tuple(TERMS)
 _HOST_FIELDS = ('host_uuid', 'host_name', 'service_host', 'name', 'joined')
 
@@ -88,7 +90,9 @@ class _Records(records.Records):
     def row_as_dict(self, row):
         found = {c: row[c] for c in ('reservation_id',) + self.shown
                  + _COLUMNS}
-        found['migrations'] = json.loads(row['migrations'] or '[]')
+        for column, none in _JSON.items():
+            found[column] = (json.loads(row[column]) if row[column]
+                             else copy.copy(none))
         asked = json.loads(row['host_terms'] or '{}')
         found.update(
             (term, asked[term] if term in asked else copy.copy(none))
@@ -105,14 +109,14 @@ class _Records(records.Records):
                     joined=bool(host.get('joined')))
 
     def stored(self, values):
-        """values as columns: 'migrations' (a list) as JSON, and the
+        """values as columns: 'migrations' and 'hand_over' as JSON, and the
 
         TERMS, all or none of them (a term left out would be dropped
         unseen), as the JSON of those that ask something.
         """
-        if values.get('migrations') is not None:
-            values = dict(values, migrations=json.dumps(
-                values['migrations'], sort_keys=True))
+        values = dict(values, **{
+            column: json.dumps(values[column], sort_keys=True)
+            for column in _JSON if values.get(column) is not None})
         given = [term for term in TERMS if term in values]
         if given:
             missing = sorted(set(TERMS) - set(given))
@@ -171,6 +175,21 @@ def list_reservations(context, lease_id=None, reservation_id=None,
 def update(context, reservation_id, hosts=None, **values):
     """Change stored fields and, if given, replace the hosts."""
     _RECORDS.update(context, reservation_id, values, hosts)
+
+
+@db_api.retry_on_deadlock
+def record_hand_over(context, reservation_id, hand_over):
+    """Record the hand-over the lessee is warned of, unless one is:
+
+    whether it was recorded now (two managers warn once between them).
+    """
+    with db_api.writer(context) as session:
+        return session.execute(_RES.update().where(
+            _RES.c.reservation_id == reservation_id,
+            _RES.c.hand_over.is_(None)).values(
+                updated_at=timeutils.utcnow(),
+                hand_over=json.dumps(hand_over, sort_keys=True))
+        ).rowcount == 1
 
 
 @db_api.retry_on_deadlock

@@ -266,6 +266,10 @@ class HostReservation(BASE, models.TimestampMixin):
     # 'resource_properties', 'capabilities', 'aggregate_metadata'}, those
     # asked only); NULL: none.
     host_terms = sa.Column(sa.Text, nullable=True)
+    # The hand-over its lessee was warned of (JSON: {'warned_at',
+    # 'next_from', 'hosts'}: when, from when another holder has which of
+    # its hosts, by their names in the pcloud); NULL: none.
+    hand_over = sa.Column(sa.Text, nullable=True)
 
 
 class HostReservationHost(BASE):

@@ -82,6 +82,7 @@ UPDATE = 'pcloud.reservation.update'
 END = 'pcloud.reservation.end'
 HOST_EVENT_PREFIX = 'pcloud.host_reservation.'
 HOST_UPDATE = HOST_EVENT_PREFIX + 'update'
+HAND_OVER = HOST_EVENT_PREFIX + 'hand_over'
 HOST_ALLOCATED = 'pcloud.pcloud_host.allocated'
 HOST_RELEASED = 'pcloud.pcloud_host.released'
 RECONCILED = 'pcloud.reconcile'
@@ -160,6 +161,15 @@ class UsageNotifier:
                    event_type or host_event_type(row['state']),
                    host_payloads.payload(row, previous, held_from,
                                          held_to, instances=instances))
+
+    def hand_over_due(self, row):
+        """Tell the lessee that others have some of its hosts next
+
+        (row['hand_over']).
+        """
+        body = host_payloads.payload(row)
+        body['hand_over'] = row['hand_over']
+        self._send(self._ctx(row['project_id']), HAND_OVER, body)
 
     def host_reservation_changed(self, before, after, held_from, at):
         """Hosts joined or left an active one at ``at``, where its claim

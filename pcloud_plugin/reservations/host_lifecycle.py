@@ -22,6 +22,8 @@ events are reached through the plugin's ``reconciler`` port
 exception.EventFailed: the adapter's on_start/on_end make it Blazar's.
 """
 
+import datetime
+
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
@@ -326,6 +328,7 @@ class Lifecycle(object):
         self.reconcile()
         self.retry_waiting()
         self.sweep()
+        self.warn_hand_overs()
 
     def heal(self):
         """Move reservations off computes that failed (blazar.healing);
@@ -366,6 +369,52 @@ class Lifecycle(object):
             usage_records.held_since(claims, row['start_time']),
             usage_records.held_until(claims),
             instances=registry.instances(ctx, [rid])[rid])
+
+    # --- the hand-over warning ------------------------------------------
+
+    def warn_hand_overs(self):
+        """Tell, once, the lessee of each active reservation ending within
+
+        [pcloud_host] hand_over_warning minutes which of its hosts another
+        holder has next (a claim of any other consumer, but usage outside
+        reservations, from its end on), and from when: instances outlive
+        the lease, and what it leaves on them stands in the next holder's
+        way. {reservation id: the hand-over} of those told now.
+        """
+        lead = CONF.pcloud_host.hand_over_warning
+        if not lead:
+            return {}
+        ctx = self._ctx()
+        now = timeutils.utcnow().replace(microsecond=0)
+        told = {}
+        for row in host_db.list_reservations(ctx, states=[host_db.ACTIVE]):
+            end = row['end_time']
+            if row['hand_over'] or end > now + datetime.timedelta(
+                    minutes=lead):
+                continue
+            busy = host_db.busy_intervals(
+                ctx, [h['host_uuid'] for h in row['hosts']], end,
+                exclude_consumer=row['reservation_id'],
+                exclude_prefix=db_claims.USAGE_PREFIX)
+            next_from = {h['name']: min(
+                (start for start, _end in busy[h['host_uuid']]
+                 if start >= end), default=None) for h in row['hosts']}
+            hosts = sorted(name for name, start in next_from.items()
+                           if start is not None)
+            if not hosts:
+                continue
+            row['hand_over'] = {
+                'warned_at': now.isoformat(), 'hosts': hosts,
+                'next_from': min(next_from[n] for n in hosts).isoformat()}
+            if not host_db.record_hand_over(ctx, row['reservation_id'],
+                                            row['hand_over']):
+                continue
+            LOG.info('Reservation %s: host(s) %s are another holder\'s '
+                     'from %s; its lessee is told', row['reservation_id'],
+                     ', '.join(hosts), row['hand_over']['next_from'])
+            self.notifier.hand_over_due(row)
+            told[row['reservation_id']] = row['hand_over']
+        return told
 
     # --- waiting (BEST-EFFORT) -------------------------------------------
 

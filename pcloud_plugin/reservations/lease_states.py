@@ -58,14 +58,17 @@ def _common(row, resource_type, state):
 def host_reservation(row):
     """A pcloud:host reservation record as its lessee sees it: its terms,
 
-    its state, when it gives up waiting (IN-PROGRESS), and its hosts by
-    their names in the pcloud (never the cloud's host names).
+    its state, when it gives up waiting (IN-PROGRESS), its hosts by
+    their names in the pcloud (never the cloud's host names), and the
+    hand-over it was warned of.
     """
     shown = _common(row, HOST_TYPE, row['state'])
     shown.update((term, row[term]) for term in HOST_TERMS)
     shown['deadline'] = (_moment(row['deadline'])
                          if row['state'] == IN_PROGRESS else None)
     shown['hosts'] = sorted(h['name'] for h in row['hosts'])
+    # Which of them another holder has next, once the lessee was told.
+    shown['hand_over'] = row['hand_over']
     return shown
 
 

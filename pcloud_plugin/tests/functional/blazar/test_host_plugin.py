@@ -48,6 +48,7 @@ from pcloud_plugin.notifications import usage
 from pcloud_plugin.pcloud import aggregates as codec
 from pcloud_plugin.reservations import host_lifecycle
 from pcloud_plugin.reservations import host_requests
+from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.tests.functional.blazar import base
 
 ENTRY_POINT = 'pcloud.host'
@@ -1026,6 +1027,49 @@ class LiveMigrationTests(HostLeaseTestCase):
         self.host_plugin.retry_waiting()
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
         self.assertEqual(['cn1'], self.leased(lease))
+
+
+class HandOverWarningTests(HostLeaseTestCase):
+    """An active lease of every eligible pool host, ending in 20 minutes: its
+
+    lessee is told, once, which of them another reservation has next.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.lease = self.create_lease(self.hosts_res(3), start=0, end=20)
+        self.start(self.lease['id'])
+        self.rid = _reservation_of(self.lease)['id']
+        self.names = {h['host_name']: h['name']
+                      for h in self.row(self.lease)['hosts']}
+
+    def test_told_once_which_hosts_the_next_holder_has_and_when(self):
+        # Nobody has them next: nothing to tell.
+        self.assertEqual({}, self.host_plugin.warn_hand_overs())
+        following = self.create_lease(self.hosts_res(1), start=20, end=40)
+        (taken,) = self.leased(following)
+        # Not within the lead time yet.
+        self.conf.set_override('hand_over_warning', 10, group='pcloud_host')
+        self.assertEqual({}, self.host_plugin.warn_hand_overs())
+        self.conf.set_override('hand_over_warning', 0, group='pcloud_host')
+        self.assertEqual({}, self.host_plugin.warn_hand_overs())
+
+        self.conf.set_override('hand_over_warning', 30, group='pcloud_host')
+        next_from = self.row(following)['start_time'].isoformat()
+        told = self.host_plugin.warn_hand_overs()
+        self.assertEqual({self.rid}, set(told))
+        self.assertEqual(([self.names[taken]], next_from),
+                         (told[self.rid]['hosts'],
+                          told[self.rid]['next_from']))
+        self.assertEqual({}, self.host_plugin.warn_hand_overs())
+        (event,) = self.notifications.wait_for(EVENTS + 'hand_over')
+        self.assertEqual((self.rid, base.PROJECT, told[self.rid]),
+                         (event['reservation_id'], event['project_id'],
+                          event['hand_over']))
+        # What "openstack pcloud lease show" says.
+        (lease,) = lease_states.find(self.context, self.lease['id'])
+        (shown,) = lease['reservations']
+        self.assertEqual(told[self.rid], shown['hand_over'])
 
 
 class QuotaTests(HostLeaseTestCase):

@@ -419,6 +419,38 @@ class MovedOffAnEndedLease(_Capacity):
         self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
 
 
+class HandOverWarned(_Capacity):
+    """The alt project's lease of a pool host ends in 20 minutes, and the
+
+    demo project's lease has the host next: alt is told, once, in
+    ``openstack pcloud lease show`` (the sandbox's monitor checks every
+    few seconds).
+    """
+
+    def test_the_lessee_is_told_the_next_holder_has_its_host(self):
+        host = self.computes[-1]
+        flavor = self._pool(host)
+        first = self._host_lease(self.alt, self._pcloud(self.alt), flavor,
+                                 start='now', end=_minute(minutes=20))
+        shown = self.cli.wait('the first lease to start', (
+            'openstack', 'pcloud', 'lease', 'show', first['id']),
+            lambda found: found['state'] == 'ACTIVE', user=common.ALT_USER)
+        (reservation,) = shown['reservations']
+        self.assertIsNone(reservation['hand_over'])
+        (name,) = reservation['hosts']
+        following = self._host_lease(self.demo, self._pcloud(self.demo),
+                                     flavor, start=_minute(minutes=20),
+                                     end=_minute(minutes=40))
+        shown = self.cli.wait('the first lessee to be told', (
+            'openstack', 'pcloud', 'lease', 'show', first['id']),
+            lambda found: found['reservations'][0]['hand_over'],
+            user=common.ALT_USER)
+        hand_over = shown['reservations'][0]['hand_over']
+        self.assertEqual(([name], following['start_date'][:16]),
+                         (hand_over['hosts'], hand_over['next_from'][:16]))
+        self.assertNotIn(host, str(shown))
+
+
 class MovedOffAnEndedLeaseBlazarFilters(MovedOffAnEndedLease):
     blazar_filters = True
 

@@ -184,6 +184,7 @@ class RecordTests(base.LedgerTestCase):
                               availability_zone=None, required_traits=None,
                               timeout=None, deadline=None, aggregate_id=None,
                               migrations=[{'server': 's', 'host': 'h1'}],
+                              hand_over=None,
                               hosts=[{'host_uuid': 'u1', 'host_name': 'h1',
                                       'service_host': 's1',
                                       'name': 'lease-1', 'joined': True}],

@@ -36,7 +36,8 @@ def _host_row(rid, state, lease_id='L1', start=T0, deadline=None):
             'capabilities': {'cpu_arch': 'x86_64'},
             'aggregate_metadata': {'disk': '<or> ssd <or> nvme'},
             'hosts': [{'name': 'lease-b-2', 'host_name': 'cn2'},
-                      {'name': 'lease-b-1', 'host_name': 'cn1'}]}
+                      {'name': 'lease-b-1', 'host_name': 'cn1'}],
+            'hand_over': None}
 
 
 def _instance_row(rid, state, lease_id='L1', start=T0):
