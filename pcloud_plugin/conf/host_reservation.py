@@ -59,6 +59,14 @@ OPTS = [
                      'has checked that hosts outside every pool and pcloud '
                      'have room for all of them. Off: it waits for empty '
                      'hosts.'),
+    cfg.IntOpt('hand_over_timeout',
+               default=10, min=1,
+               help='Minutes a pcloud:host reservation that is not '
+                    'BEST-EFFORT waits (IN-PROGRESS) at its start, with '
+                    'live_migrate_others on, for the instances an earlier '
+                    'holder left on its hosts to move away, when neither '
+                    'they nor other empty hosts can be had at once; then '
+                    'it is TIMEDOUT, its hosts given back.'),
     cfg.IntOpt('hand_over_warning',
                default=30, min=0,
                help='Minutes before the end of an active pcloud:host '
@@ -67,6 +75,9 @@ OPTS = [
                     'pcloud.host_reservation.hand_over and hand_over in '
                     '"openstack pcloud lease show" name those hosts and '
                     'from when the next holder has them, so that the '
-                    'lessee\'s instances can leave them in time. 0 tells '
-                    'nothing.'),
+                    'lessee\'s instances can leave them in time; with '
+                    'live_migrate_others on, those the lessee left on '
+                    'hosts another reservation has within this many '
+                    'minutes of its end are live-migrated at its end. 0 '
+                    'tells nothing and moves only at the next start.'),
 ]

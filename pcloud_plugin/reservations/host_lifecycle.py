@@ -236,14 +236,13 @@ class Lifecycle(object):
         """
         # Read again at each try: one cut short may have moved them.
         row = host_db.get(self._ctx(), rid)
-        waiting = self._vacate(row, state)
-        if waiting:
-            return waiting, None
-        if self._occupants(row) is None:
-            row = self._empty_hosts(row)
-            if row is None:
-                # BEST-EFFORT: other hosts may come free before its end.
-                return self._wait_for_hosts(rid, waits_from), None
+        occupants = self._movers(row)
+        if occupants is not None:
+            return self._vacate(row, occupants, state)
+        row = self._empty_hosts(row)
+        if row is None:
+            # BEST-EFFORT: other hosts may come free before its end.
+            return self._wait_for_hosts(rid, waits_from), None
         return None, row
 
     def _row(self, resource_id):
@@ -273,8 +272,8 @@ class Lifecycle(object):
         elif row['state'] == host_db.IN_PROGRESS:
             if self._try_waiting(row, True) == host_db.TIMEDOUT:
                 raise exception.EventFailed(
-                    error='BEST-EFFORT reservation %s timed out'
-                    % resource_id)
+                    error='%s reservation %s timed out'
+                    % (row['lease_type'], resource_id))
         elif row['state'] == host_db.ENDED:
             # Run again (its first run's process died before Blazar
             # marked it done) after our sweep ended it, its end come due.
@@ -304,6 +303,14 @@ class Lifecycle(object):
         host_db.update(ctx, resource_id, state=host_db.ENDED)
         if row['state'] != host_db.ACTIVE:
             self._notify(resource_id, row['state'])
+        else:
+            try:
+                self._move_ahead(row)
+            except Exception:
+                # The next start moves them: its end is done.
+                LOG.exception('Could not move what reservation %s left '
+                              'on its hosts ahead of the next start',
+                              resource_id)
         # Hosts may have come free for those waiting.
         self.retry_waiting()
 
@@ -430,7 +437,8 @@ class Lifecycle(object):
         # Hosts still joined stay recorded, for sweep() to take out.
         host_db.update(ctx, rid, state=host_db.TIMEDOUT,
                        **({'hosts': []} if given_back else {}))
-        LOG.info('BEST-EFFORT reservation %s timed out at %s', rid,
+        LOG.info('%s reservation %s timed out at %s: its hosts were not '
+                 'free, or not emptied, by then', row['lease_type'], rid,
                  row['deadline'])
         if now >= row['start_time']:
             self._mark_failed(rid)

@@ -30,6 +30,8 @@ shows). It raises exception.CapacityRefused, which the plugin answers
 as Blazar does.
 """
 
+import datetime
+
 import os_traits
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -101,13 +103,23 @@ class Vacating(object):
     """Emptying a reservation's hosts of other projects' instances."""
 
     def _occupants(self, terms, pools=None):
-        """Occupants of hosts for a BEST-EFFORT reservation (``terms``:
+        """Occupants of hosts for the admission of a BEST-EFFORT
 
-        its parameters or record) when [pcloud_host] live_migrate_others
-        is on; else None (nothing is moved).
+        reservation (``terms``: its parameters or record), which picks
+        the hosts running the least of them; else None.
         """
-        if (terms['lease_type'] != asked.BEST_EFFORT
-                or not CONF.pcloud_host.live_migrate_others):
+        if terms['lease_type'] != asked.BEST_EFFORT:
+            return None
+        return self._movers(terms, pools)
+
+    def _movers(self, terms, pools=None):
+        """Occupants of a reservation's hosts that it moves away at its
+
+        start, when [pcloud_host] live_migrate_others is on: a BEST-EFFORT
+        one's, and the instances an earlier holder left on a hand-over's
+        hosts. None: nothing is moved.
+        """
+        if not CONF.pcloud_host.live_migrate_others:
             return None
         pcloud = (pools or self.pools()).pclouds.get(terms['pcloud_id'])
         if pcloud is None:
@@ -145,33 +157,95 @@ class Vacating(object):
             'have no room for them.'
             % (asked.describe(params), len(least), len(others), stuck))
 
-    def _vacate(self, row, previous):
-        """Empty a BEST-EFFORT reservation's hosts of other projects'
+    def _vacate(self, row, occupants, previous):
+        """Empty a starting reservation's hosts of other projects'
 
-        instances (live_migrate_others). None when they are empty; else
-        it is IN-PROGRESS: migrating them, or, when the first look finds
-        no room elsewhere for them, waiting for other hosts (these given
-        back).
+        instances (``occupants``: its _movers). (None, the record) when
+        they are empty or, for a hand-over, other empty hosts took their
+        place; else (IN-PROGRESS, None): migrating them, or waiting, when
+        the first look finds no room elsewhere for them, for other hosts
+        (a BEST-EFFORT one, these given back) or for them to go (a
+        hand-over, until its deadline).
         """
-        occupants = self._occupants(row)
-        others = occupants.on(row['hosts']) if occupants else []
+        others = occupants.on(row['hosts'])
         ctx = self._ctx()
         rid = row['reservation_id']
         if not others:
             if any(m['status'] != MOVED for m in row['migrations']):
                 host_db.update(ctx, rid, migrations=[
                     dict(m, status=MOVED) for m in row['migrations']])
-            return None
+            return None, row
         if not row['migrations'] and self._unmovable(self.pools(), others):
             LOG.info('Reservation %s: no room elsewhere for the %d '
-                     'instance(s) of other projects on its hosts; it waits',
+                     'instance(s) of other projects on its hosts',
                      rid, len(others))
-            return self._wait_for_hosts(rid, previous)
-        self._migrate(row, others)
+            if row['lease_type'] == asked.BEST_EFFORT:
+                return self._wait_for_hosts(rid, previous), None
+            try:
+                return None, self._empty_hosts(row)
+            except exception.CapacityRefused as e:
+                LOG.info('Reservation %s waits for its hosts to be '
+                         'emptied: %s', rid, e)
+            self._hand_over_waits(row)
+        else:
+            self._migrate(row, others)
+            self._hand_over_waits(row)
         self._mark_reservation(rid, missing_resources=True)
         if previous != host_db.IN_PROGRESS:
             self._notify(rid, previous)
-        return host_db.IN_PROGRESS
+        return host_db.IN_PROGRESS, None
+
+    def _hand_over_waits(self, row):
+        """A reservation other than BEST-EFFORT waits IN-PROGRESS for an
+
+        earlier holder's instances to leave its hosts, at most
+        [pcloud_host] hand_over_timeout minutes from now (its deadline,
+        set once).
+        """
+        if row['lease_type'] == asked.BEST_EFFORT or row['deadline']:
+            return
+        row['deadline'] = timeutils.utcnow().replace(
+            microsecond=0) + datetime.timedelta(
+                minutes=CONF.pcloud_host.hand_over_timeout)
+        host_db.update(self._ctx(), row['reservation_id'],
+                       state=host_db.IN_PROGRESS, deadline=row['deadline'])
+
+    def _move_ahead(self, ended):
+        """Start moving what the ``ended`` reservation's lessee left on
+
+        its hosts when another reservation has them next within
+        [pcloud_host] hand_over_warning minutes, so that they are empty
+        at its start (which waits for what is still moving then). Where
+        no next holder waits, nothing moves (seeds/001's end), nor where
+        they could not all find room. Nothing is recorded: the next start
+        finds and finishes what this began.
+        """
+        if not CONF.pcloud_host.live_migrate_others:
+            return
+        ctx = self._ctx()
+        soon = timeutils.utcnow() + datetime.timedelta(
+            minutes=CONF.pcloud_host.hand_over_warning)
+        left = {h['host_uuid'] for h in ended['hosts']}
+        for row in host_db.list_reservations(ctx,
+                                             states=[host_db.INACTIVE]):
+            hosts = [h for h in row['hosts'] if h['host_uuid'] in left]
+            occupants = (self._movers(row) if hosts
+                         and row['start_time'] <= soon else None)
+            others = occupants.on(hosts) if occupants else []
+            if not others or self._unmovable(self.pools(), others):
+                continue
+            for server in others:
+                if _migrating(server):
+                    continue
+                LOG.info('Reservation %s has the hosts of %s next: '
+                         'live-migrating instance %s', row['reservation_id'],
+                         ended['reservation_id'], server.id)
+                try:
+                    self.nova().servers.live_migrate(server, None, 'auto')
+                except nova_client.ClientException as e:
+                    LOG.warning('Nova refused to live-migrate instance %s: '
+                                '%s; the start of %s tries again', server.id,
+                                e, row['reservation_id'])
 
     def _wait_for_hosts(self, rid, previous):
         """Give the hosts back; wait IN-PROGRESS for others to be free."""

@@ -776,11 +776,11 @@ class BestEffortTests(HostLeaseTestCase):
             self.assertEqual(1, mirror.call_count)
 
 
-class LiveMigrationTests(HostLeaseTestCase):
-    """BEST-EFFORT leases with [pcloud_host] live_migrate_others: other
+class _Migrating(HostLeaseTestCase):
+    """With [pcloud_host] live_migrate_others: other projects' instances
 
-    projects' instances leave their hosts first, for cn5 (the only host
-    outside pools and pclouds, 32 GB).
+    leave a starting lease's hosts first, for cn5 (the only host outside
+    pools and pclouds, 32 GB).
     """
 
     def setUp(self):
@@ -794,6 +794,10 @@ class LiveMigrationTests(HostLeaseTestCase):
     def migrating(self):
         return sorted(s.id for s in self.nova.server_objs.values()
                       if s.status == 'MIGRATING')
+
+
+class LiveMigrationTests(_Migrating):
+    """BEST-EFFORT leases."""
 
     def on_cn1(self, **values):
         """A BEST-EFFORT lease of one host, starting now: cn1 (AVX2)."""
@@ -1027,6 +1031,130 @@ class LiveMigrationTests(HostLeaseTestCase):
         self.host_plugin.retry_waiting()
         self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
         self.assertEqual(['cn1'], self.leased(lease))
+
+
+class HandOverTests(_Migrating):
+    """The first lease of cn1 (AVX2) ends with another project's instance
+
+    still on it; the next lease of cn1, not BEST-EFFORT, starts after.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.first = self.create_lease(self.avx2(), start=0, end=10)
+        self.start(self.first['id'])
+        self.assertEqual(['cn1'], self.leased(self.first))
+        self.left = self.server('cn1')
+
+    def avx2(self):
+        return self.hosts_res(1, required_traits=AVX2)
+
+    def next_lease(self):
+        lease = self.create_lease(self.avx2(), start=10, end=30)
+        self.assertEqual(['cn1'], self.leased(lease))
+        return lease, _reservation_of(lease)['id']
+
+    def test_moved_at_the_end_the_next_start_finds_the_host_empty(self):
+        lease, rid = self.next_lease()
+        self.end(self.first['id'])
+        self.assertEqual([self.left.id], self.migrating())
+        self.nova.end_migration(self.left.id, to='cn5')
+        self.start(lease['id'])
+        self.assertEqual(host_db.ACTIVE, self.row(lease)['state'])
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+
+    def test_nova_failing_at_the_end_leaves_the_moves_to_the_start(self):
+        lease, rid = self.next_lease()
+        self.nova.fail('servers.list')
+        self.assertEqual(status.lease.TERMINATED,
+                         self.end(self.first['id'])['status'])
+        self.assertEqual(host_db.ENDED, self.row(self.first)['state'])
+        self.assertEqual([], self.migrating())
+        del self.nova.failures['servers.list']
+        self.start(lease['id'])
+        self.assertEqual([self.left.id], self.migrating())
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+
+    def test_the_next_start_waits_for_what_is_still_moving(self):
+        lease, rid = self.next_lease()
+        self.end(self.first['id'])
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        row = self.row(lease)
+        self.assertEqual((host_db.IN_PROGRESS, ['cn1'], 'migrating'),
+                         (row['state'], self.leased(lease),
+                          row['migrations'][0]['status']))
+        self.assertIsNotNone(row['deadline'])
+        self.assertEqual([], self.pcloud.hosts)
+        self.nova.end_migration(self.left.id, to='cn5')
+        self.assertEqual({rid: host_db.ACTIVE},
+                         self.host_plugin.retry_waiting())
+        self.assertEqual(['cn1'], self.pcloud.hosts)
+        self.assertFalse(self.blazar_reservation(lease)['missing_resources'])
+
+    def test_nothing_moves_where_no_next_holder_waits(self):
+        self.end(self.first['id'])
+        self.assertEqual([], self.migrating())
+        # Nor for a next holder starting past the warning's lead.
+        self.conf.set_override('hand_over_warning', 5, group='pcloud_host')
+        again = self.create_lease(self.avx2(), start=0, end=10)
+        self.start(again['id'])
+        self.assertEqual(host_db.IN_PROGRESS, self.row(again)['state'])
+        self.nova.end_migration(self.left.id, to='cn5')
+        self.host_plugin.retry_waiting()
+        later = self.create_lease(self.avx2(), start=10, end=30)
+        self.assertEqual(['cn1'], self.leased(later))
+        self.left = self.server('cn1')
+        self.end(again['id'])
+        self.assertEqual([], self.migrating())
+
+    def test_what_cannot_move_gives_the_next_holder_other_hosts(self):
+        self.server('cn1', ram=40000)  # cn5 has 32768
+        lease = self.create_lease(self.hosts_res(1), start=10, end=30)
+        self.assertEqual(['cn1'], self.leased(lease))
+        self.end(self.first['id'])
+        self.assertEqual([], self.migrating())  # not tried in vain
+        self.start(lease['id'])
+        (host,) = self.leased(lease)
+        self.assertNotEqual('cn1', host)
+        self.assertEqual((host_db.ACTIVE, [host]),
+                         (self.row(lease)['state'], self.pcloud.hosts))
+        self.assertEqual([], self.migrating())
+
+    def test_with_no_other_host_it_waits_then_times_out(self):
+        self.server('cn1', ram=40000)
+        lease, rid = self.next_lease()
+        self.end(self.first['id'])
+        self.start(lease['id'])
+        row = self.row(lease)
+        self.assertEqual((host_db.IN_PROGRESS, ['cn1'], []),
+                         (row['state'], self.leased(lease),
+                          row['migrations']))
+        self.assertEqual({rid: host_db.IN_PROGRESS},
+                         self.host_plugin.retry_waiting())
+        timeutils.set_time_override(row['deadline'])
+        self.addCleanup(timeutils.clear_time_override)
+        self.assertEqual({rid: host_db.TIMEDOUT},
+                         self.host_plugin.retry_waiting())
+        self.assertIsNone(self.claims(rid))
+        self.assertEqual(status.reservation.ERROR,
+                         self.blazar_reservation(lease)['status'])
+        self.assertEqual([], self.pcloud.hosts)
+
+    def test_it_takes_its_host_once_what_was_left_is_gone(self):
+        big = self.server('cn1', ram=40000)
+        lease, rid = self.next_lease()
+        self.end(self.first['id'])
+        self.start(lease['id'])
+        self.assertEqual(host_db.IN_PROGRESS, self.row(lease)['state'])
+        del self.nova.server_objs[big.id]
+        self.assertEqual({rid: host_db.IN_PROGRESS},
+                         self.host_plugin.retry_waiting())
+        # The rest can move now.
+        self.nova.end_migration(self.left.id, to='cn5')
+        self.assertEqual({rid: host_db.ACTIVE},
+                         self.host_plugin.retry_waiting())
+        self.assertEqual(['cn1'], self.pcloud.hosts)
 
 
 class HandOverWarningTests(HostLeaseTestCase):
