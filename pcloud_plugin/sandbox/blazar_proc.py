@@ -91,7 +91,8 @@ def _sections(spec):
         'database': dict(common.NO_FSYNC, connection=common.patient(
             spec['databases']['blazar'])),
         'keystone_authtoken': common.authtoken_conf(spec, 'blazar'),
-        'oslo_messaging_notifications': {'driver': 'noop'},
+        # Logged: the events users are sent can be read in blazar.log.
+        'oslo_messaging_notifications': {'driver': 'log'},
         # Short: a compute disabled or down is healed within seconds.
         'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL,
                    'healing_interval': HEALING_INTERVAL,

@@ -293,51 +293,86 @@ class LeasedHostRatiosAndQuota(_Capacity):
         self.demo.allocate_host(pcloud, 'for-good', flavor)
 
 
-class HandedOverEmpty(_Capacity):
-    """A pool host left running another project's instance by a lease
+class HandedOver(_Capacity):
+    """A pool host an ended lease left running the alt project's instance:
 
-    that ended goes to no new holder: no allocation for good, no lease
-    starting then; a lease takes an empty host in its place.
+    an allocation for good is refused; the next lease moves the instance
+    away and takes the host, its lessee having been told before.
     """
 
-    def test_a_host_an_ended_lease_left_busy_goes_to_nobody_new(self):
-        busy, empty = self.computes[-2:]
-        flavor = self._pool(busy)
-        # The alt project boots into the host through a lease that ends.
+    def _leftover(self, busy, flavor, end=None):
+        """The alt project's lease of ``busy`` (its end at ``end`` or an
+
+        hour away), and its server booted there with the pcloud hint.
+        """
         alt_pcloud = self._pcloud(self.alt)
-        lease = self._host_lease(self.alt, alt_pcloud, flavor)
+        lease = self._host_lease(self.alt, alt_pcloud, flavor, start='now',
+                                 end=end or _minute(hours=1))
         self.assertEqual('ACTIVE', self._settled(lease, common.ALT_USER,
                                                  'ACTIVE', 'ERROR'))
         server, host = self._boot('left-behind', 'm1.tiny', common.ALT_USER,
                                   '--hint', 'pcloud=%s' % alt_pcloud)
         self.assertEqual(busy, host)
+        return lease, server
+
+    def test_an_allocation_for_good_gets_no_host_an_ended_lease_left(self):
+        busy = self.computes[-1]
+        flavor = self._pool(busy)
+        lease, server = self._leftover(busy, flavor)
         fixture.end_lease_now(self.sandbox, lease['id'])
         self.assertEqual('TERMINATED', self._settled(
             lease, common.ALT_USER, 'TERMINATED', 'ERROR'))
         self.assertEqual({busy: None}, self._holders(flavor))
+        refusal = self._refused(self.demo.allocate_host,
+                                self._pcloud(self.demo), 'h1', flavor)
+        self.assertIn('runs 1 instance(s) an ended lease left', refusal)
+        # Nothing moves where no next holder waits (seeds/001).
         self.assertEqual(
             ('ACTIVE', busy), tuple(self.cli.json(
                 'openstack', 'server', 'show', server)[key]
                 for key in ('status', 'OS-EXT-SRV-ATTR:host')))
 
-        # Free in the pool and in the ledger, but not empty: the demo
-        # project's allocation is refused, saying why, and its lease
-        # starting now fails rather than take it.
+    def test_the_next_lease_starts_on_the_host_its_last_lessee_left(self):
+        busy = self.computes[-1]
+        others = [h for h in self.computes if h != busy]
+        flavor = self._pool(busy)
+        change = _minute(minutes=2)
+        first, server = self._leftover(busy, flavor, end=change)
         pcloud = self._pcloud(self.demo)
-        refusal = self._refused(self.demo.allocate_host, pcloud, 'h1',
-                                flavor)
-        self.assertIn('runs 1 instance(s) an ended lease left', refusal)
-        failed = self._host_lease(self.demo, pcloud, flavor)
-        self.assertEqual('ERROR', self._settled(failed, common.DEMO_USER,
-                                                'ACTIVE', 'ERROR'))
-        self.assertEqual({busy: None}, self._holders(flavor))
+        following = self._host_lease(self.demo, pcloud, flavor,
+                                     start=change, end=_minute(hours=1))
+        # The first lessee is told at once (its end is within the lead).
+        shown = self.cli.wait('the first lessee to be told', (
+            'openstack', 'pcloud', 'lease', 'show', first['id']),
+            lambda found: found['reservations'][0]['hand_over'],
+            user=common.ALT_USER)
+        (name,) = shown['reservations'][0]['hosts']
+        self.assertEqual([name],
+                         shown['reservations'][0]['hand_over']['hosts'])
+        rid = fixture.reservation_of(self.sandbox, first['id'])
+        with open(self.sandbox.log('blazar'), errors='replace') as f:
+            self.assertTrue([line for line in f
+                             if 'pcloud.host_reservation.hand_over' in line
+                             and rid in line])
 
-        # With an empty host beside it, a lease gets that one.
-        self._pool_host(flavor, empty)
-        lease = self._host_lease(self.demo, pcloud, flavor)
-        self.assertEqual('ACTIVE', self._settled(lease, common.DEMO_USER,
-                                                 'ACTIVE', 'ERROR'))
-        self.assertEqual({busy: None, empty: pcloud}, self._holders(flavor))
+        # At the change the server moves off and the next lease is ACTIVE.
+        shown = self.cli.wait('the next lease to hold the host', (
+            'openstack', 'pcloud', 'lease', 'show', following['id']),
+            lambda found: found['state'] in ('ACTIVE', 'TIMEDOUT'),
+            user=common.DEMO_USER, timeout=240)
+        self.assertEqual('ACTIVE', shown['state'])
+        self.assertEqual({busy: pcloud}, self._holders(flavor))
+        found = self.cli.json('openstack', 'server', 'show', server)
+        self.assertEqual('ACTIVE', found['status'])
+        self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
+        # The next lessee's boot lands on the host.
+        _server, host = self._boot('next', 'm1.tiny', common.DEMO_USER,
+                                   '--hint', 'pcloud=%s' % pcloud)
+        self.assertEqual(busy, host)
+
+
+class HandedOverBlazarFilters(HandedOver):
+    blazar_filters = True
 
 
 class MovedOffAnEndedLease(_Capacity):
@@ -417,38 +452,6 @@ class MovedOffAnEndedLease(_Capacity):
         found = self.cli.json('openstack', 'server', 'show', server)
         self.assertEqual('ACTIVE', found['status'])
         self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
-
-
-class HandOverWarned(_Capacity):
-    """The alt project's lease of a pool host ends in 20 minutes, and the
-
-    demo project's lease has the host next: alt is told, once, in
-    ``openstack pcloud lease show`` (the sandbox's monitor checks every
-    few seconds).
-    """
-
-    def test_the_lessee_is_told_the_next_holder_has_its_host(self):
-        host = self.computes[-1]
-        flavor = self._pool(host)
-        first = self._host_lease(self.alt, self._pcloud(self.alt), flavor,
-                                 start='now', end=_minute(minutes=20))
-        shown = self.cli.wait('the first lease to start', (
-            'openstack', 'pcloud', 'lease', 'show', first['id']),
-            lambda found: found['state'] == 'ACTIVE', user=common.ALT_USER)
-        (reservation,) = shown['reservations']
-        self.assertIsNone(reservation['hand_over'])
-        (name,) = reservation['hosts']
-        following = self._host_lease(self.demo, self._pcloud(self.demo),
-                                     flavor, start=_minute(minutes=20),
-                                     end=_minute(minutes=40))
-        shown = self.cli.wait('the first lessee to be told', (
-            'openstack', 'pcloud', 'lease', 'show', first['id']),
-            lambda found: found['reservations'][0]['hand_over'],
-            user=common.ALT_USER)
-        hand_over = shown['reservations'][0]['hand_over']
-        self.assertEqual(([name], following['start_date'][:16]),
-                         (hand_over['hosts'], hand_over['next_from'][:16]))
-        self.assertNotIn(host, str(shown))
 
 
 class MovedOffAnEndedLeaseBlazarFilters(MovedOffAnEndedLease):
