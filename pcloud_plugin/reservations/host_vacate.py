@@ -226,13 +226,16 @@ class Vacating(object):
         soon = timeutils.utcnow() + datetime.timedelta(
             minutes=CONF.pcloud_host.hand_over_warning)
         left = {h['host_uuid'] for h in ended['hosts']}
+        pools = None
         for row in host_db.list_reservations(ctx,
                                              states=[host_db.INACTIVE]):
             hosts = [h for h in row['hosts'] if h['host_uuid'] in left]
-            occupants = (self._movers(row) if hosts
-                         and row['start_time'] <= soon else None)
+            if not hosts or row['start_time'] > soon:
+                continue
+            pools = pools or self.pools()
+            occupants = self._movers(row, pools)
             others = occupants.on(hosts) if occupants else []
-            if not others or self._unmovable(self.pools(), others):
+            if not others or self._unmovable(pools, others):
                 continue
             for server in others:
                 if _migrating(server):
