@@ -112,6 +112,23 @@ class _Capacity(base.TestCase):
             'host_flavor': flavor, 'pcloud_id': pcloud,
             'lease_type': 'SCHEDULE' if window else 'IMMEDIATE'}, **window)
 
+    def _took_after_move(self, lease, flavor, holders, server, hosts,
+                         timeout):
+        """The demo project's ``lease`` is ACTIVE as seeds/001 says (Blazar
+
+        says ACTIVE while it waits), the pool's ``holders`` as given, and
+        ``server`` runs on one of ``hosts``.
+        """
+        shown = self.cli.wait('lease %s to hold its hosts' % lease['name'], (
+            'openstack', 'pcloud', 'lease', 'show', lease['id']),
+            lambda found: found['state'] in ('ACTIVE', 'TIMEDOUT'),
+            user=common.DEMO_USER, timeout=timeout)
+        self.assertEqual('ACTIVE', shown['state'])
+        self.assertEqual(holders, self._holders(flavor))
+        found = self.cli.json('openstack', 'server', 'show', server)
+        self.assertEqual('ACTIVE', found['status'])
+        self.assertIn(found['OS-EXT-SRV-ATTR:host'], hosts)
+
     @staticmethod
     def _slot(memory_mb):
         return {'resource_type': 'virtual:instance', 'amount': 1,
@@ -356,15 +373,8 @@ class HandedOver(_Capacity):
                              and rid in line])
 
         # At the change the server moves off and the next lease is ACTIVE.
-        shown = self.cli.wait('the next lease to hold the host', (
-            'openstack', 'pcloud', 'lease', 'show', following['id']),
-            lambda found: found['state'] in ('ACTIVE', 'TIMEDOUT'),
-            user=common.DEMO_USER, timeout=240)
-        self.assertEqual('ACTIVE', shown['state'])
-        self.assertEqual({busy: pcloud}, self._holders(flavor))
-        found = self.cli.json('openstack', 'server', 'show', server)
-        self.assertEqual('ACTIVE', found['status'])
-        self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
+        self._took_after_move(following, flavor, {busy: pcloud}, server,
+                              others, timeout=240)
         # The next lessee's boot lands on the host.
         _server, host = self._boot('next', 'm1.tiny', common.DEMO_USER,
                                    '--hint', 'pcloud=%s' % pcloud)
@@ -442,16 +452,8 @@ class MovedOffAnEndedLease(_Capacity):
             self.nova.services.enable(service.id)
         self._traits_known(others, disabled=False)
         moving = self._lease(self.demo, best_effort)
-        # Blazar says ACTIVE while it waits: seeds/001's state is ours.
-        shown = self.cli.wait('the lease to hold the host', (
-            'openstack', 'pcloud', 'lease', 'show', moving['id']),
-            lambda found: found['state'] in ('ACTIVE', 'TIMEDOUT'),
-            user=common.DEMO_USER, timeout=120)
-        self.assertEqual('ACTIVE', shown['state'])
-        self.assertEqual({busy: pcloud}, self._holders(flavor))
-        found = self.cli.json('openstack', 'server', 'show', server)
-        self.assertEqual('ACTIVE', found['status'])
-        self.assertIn(found['OS-EXT-SRV-ATTR:host'], others)
+        self._took_after_move(moving, flavor, {busy: pcloud}, server, others,
+                              timeout=120)
 
 
 class MovedOffAnEndedLeaseBlazarFilters(MovedOffAnEndedLease):
