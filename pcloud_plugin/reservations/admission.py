@@ -24,6 +24,7 @@ is not retried.
 """
 
 from oslo_log import log as logging
+import tenacity
 
 from pcloud_plugin import exception
 
@@ -45,6 +46,9 @@ class Races:
                 return plan
         raise refused(races.last)      # every attempt lost
 
+    An attempt left without a claim (``continue``: a plan made on a
+    stale read) counts too.
+
     :param attempts: how many plans at most
     :param what: names the claimer in the log
     :param lost_on: the errors that mean "plan again" (LOST_RACE and,
@@ -59,8 +63,18 @@ class Races:
         self.last = None  # the last race lost
 
     def __iter__(self):
-        for _attempt in range(self.attempts):
+        # tenacity counts the attempts. Only attempts to make again come
+        # back to it: a claim's other errors leave the loop at once from
+        # __exit__ (not at the next attempt, after the code that follows
+        # the claim), and a win returns or breaks out of it.
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.attempts),
+            retry=tenacity.retry_always,
+            retry_error_callback=lambda _state: None,  # the caller refuses
+            sleep=lambda _seconds: None)  # plan again at once
+        for attempt in retrying:
             yield self
+            attempt.retry_state.set_result(None)
 
     def __enter__(self):
         return self

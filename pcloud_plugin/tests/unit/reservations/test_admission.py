@@ -13,6 +13,8 @@
 #    under the License.
 """The one plan-and-claim loop (reservations.admission.Races)."""
 
+from unittest import mock
+
 from pcloud_plugin import exception
 from pcloud_plugin.reservations import admission
 from pcloud_plugin.tests import base
@@ -79,3 +81,38 @@ class RacesTest(base.TestCase):
             lost_on=admission.LOST_RACE + (Refused,))
         self.assertEqual(([1, 2], 'claimed'), (plans, result))
         self.assertRaises(Refused, _admit, _claims(Refused('full')))
+
+    def test_the_loss_is_known_right_after_the_claim_and_no_one_sleeps(self):
+        lost = exception.HostBusy('lost')
+        claim = _claims(lost, 'claimed')
+        seen = []
+        with mock.patch('time.sleep') as sleep:
+            for race in admission.Races(3, 'r1'):
+                with race:
+                    result = claim(None)
+                    break
+                seen.append(race.last)
+        self.assertEqual(([lost], 'claimed'), (seen, result))
+        sleep.assert_not_called()
+
+    def test_another_failure_leaves_at_the_claim(self):
+        after = []
+        races = admission.Races(3, 'r1')
+
+        def admit():
+            for race in races:
+                with race:
+                    raise exception.NovaError('down')
+                after.append(race)
+        self.assertRaises(exception.NovaError, admit)
+        self.assertEqual([], after)
+
+    def test_a_plan_set_aside_before_its_claim_counts_as_an_attempt(self):
+        plans = []
+        for race in admission.Races(3, 'r1'):
+            plans.append(race)
+            if len(plans) == 1:
+                continue  # a stale read: plan again
+            with race:
+                raise exception.HostBusy('lost')
+        self.assertEqual(3, len(plans))
