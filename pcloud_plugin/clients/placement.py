@@ -16,6 +16,7 @@
 from urllib import parse
 
 from keystoneauth1 import loading as ks_loading
+import tenacity
 
 from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import inventory as inv_mod
@@ -138,7 +139,8 @@ def set_allocation_ratios(adapter, provider_name, ratios, retries=10):
     """
     uuid = _named_provider(adapter, provider_name)
     url = '/resource_providers/%s/inventories' % uuid
-    for _attempt in range(retries + 1):
+
+    def write():
         current = _get(adapter, url)
         inventories = current['inventories']
         missing = set(ratios) - set(inventories)
@@ -152,10 +154,17 @@ def set_allocation_ratios(adapter, provider_name, ratios, retries=10):
             'resource_provider_generation':
                 current['resource_provider_generation'],
             'inventories': inventories}, ok=(200, 409))
-        if response.status_code == 200:
-            return previous
-    raise exception.ConcurrentUpdateDetected(
-        attempts=retries + 1, providers=provider_name)
+        if response.status_code == 409:
+            raise exception.ConcurrentUpdateDetected(
+                attempts=retries + 1, providers=provider_name)
+        return previous
+
+    # A conflict reads again at once; the last one is what is raised.
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(retries + 1),
+        retry=tenacity.retry_if_exception_type(
+            exception.ConcurrentUpdateDetected),
+        sleep=lambda _seconds: None, reraise=True)(write)
 
 
 def get_allocation_ratios(adapter, provider_name):
