@@ -15,9 +15,18 @@
 # ENABLED_SERVICES is the node's list once every settings file is read.
 # In STUB_DIR: nova.conf and blazar.conf; calls, one line per recorded
 # call or DevStack step, in order; nova.conf.started and
-# blazar.conf.started, copies taken when nova-scheduler and Blazar start.
+# blazar.conf.started, copies taken when nova-scheduler and Blazar start
+# (nova.conf.started again when nova-scheduler restarts).
 # STUB_BLAZAR_PLUGINS replaces the list Blazar's plugin writes;
-# STUB_BLAZAR_CONFIGURES=no makes it configure nothing.
+# STUB_BLAZAR_CONFIGURES=no makes it configure nothing. Also, as
+# local.conf would set them: BLAZAR_FREEPOOL_NAME, PCLOUD_* (settings),
+# STUB_PCLOUD_GITDIR (GITDIR[pcloud-plugin], where enable_plugin's
+# checkout is) and STUB_NOVA_POST_CONFIG (the lines of local.conf's
+# [[post-config|$NOVA_CONF]] section, merged after the plugins'
+# post-config as stack.sh does). STUB_PLACEMENT_SYNC: what the fake
+# pcloud-manage placement sync does, ok (default), problems (a pass that
+# went through with a PROBLEM line, exit 1 as the real one) or error (an
+# ERROR on stderr, exit 1).
 
 set -o errexit -o nounset
 
@@ -28,6 +37,15 @@ ENABLED_SERVICES=${ENABLED_SERVICES:-}
 STUB_BLAZAR_CONFIGURES=${STUB_BLAZAR_CONFIGURES:-yes}
 
 DEST=$STUB_DIR/opt
+# enable_plugin's checkouts: $DEST/<name>, or where local.conf said.
+declare -A GITDIR=()
+for _stub_plugin in ${DEVSTACK_PLUGINS//,/ }; do
+    GITDIR[$_stub_plugin]=$DEST/$_stub_plugin
+done
+if [[ -n ${STUB_PCLOUD_GITDIR:-} ]]; then
+    GITDIR[pcloud-plugin]=$STUB_PCLOUD_GITDIR
+fi
+DATABASE_BACKENDS=" mysql postgresql"
 NOVA_CONF=$STUB_DIR/nova.conf
 NOVA_FILTERS=ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter
 KEYSTONE_SERVICE_URI=http://127.0.0.1/identity
@@ -169,8 +187,52 @@ function die {
     exit 1
 }
 
+# As DevStack's: the message is the second argument (no more), and the
+# status of the command before is kept.
+function warn {
+    local status=$?
+    _stub_record warn "$2"
+    echo "[WARNING] line $1: $2" >&2
+    return $status
+}
+
 function echo_summary {
     echo "$*"
+}
+
+function trueorfalse {
+    local value=${!2:-$1}
+    case ${value,,} in
+        1|yes|true|on) echo True ;;
+        *) echo False ;;
+    esac
+}
+
+function restart_service {
+    _stub_record restart_service "$@"
+    if [[ $1 == devstack@n-sch.service ]]; then
+        cp "$NOVA_CONF" "$STUB_DIR/nova.conf.started"
+    fi
+}
+
+# The openstack client: records its call; an endpoint list answers the
+# endpoints Blazar's plugin registered (in $STUB_DIR/endpoints: type and
+# id a line).
+function openstack {
+    local service=""
+    _stub_record openstack "$@"
+    if [[ " $* " == *" endpoint list "* ]]; then
+        while [[ $# -gt 0 ]]; do
+            if [[ $1 == --service ]]; then
+                service=$2
+            fi
+            shift
+        done
+        if [[ -f $STUB_DIR/endpoints ]]; then
+            awk -v service="$service" '$1 == service { print $2 }' \
+                "$STUB_DIR/endpoints"
+        fi
+    fi
 }
 
 function get_python_exec_prefix {
@@ -203,6 +265,7 @@ function get_or_add_user_project_role {
 
 function _stub_blazar_settings {
     BLAZAR_CONF_FILE=$STUB_DIR/blazar.conf
+    BLAZAR_FREEPOOL_NAME=${BLAZAR_FREEPOOL_NAME:-freepool}
 }
 
 function _stub_blazar_plugin {
@@ -219,6 +282,12 @@ function _stub_blazar_plugin {
             "${STUB_BLAZAR_PLUGINS:-physical.host.plugin,virtual.instance.plugin,virtual.floatingip.plugin,flavor.instance.plugin}"
         iniset "$BLAZAR_CONF_FILE" database connection \
             "$(database_connection_url blazar)"
+        iniset "$BLAZAR_CONF_FILE" physical:host aggregate_freepool_name \
+            "$BLAZAR_FREEPOOL_NAME"
+        # Its Keystone service and endpoints (once, in Keystone).
+        if ! grep -qs '^reservation ' "$STUB_DIR/endpoints"; then
+            echo "reservation id-of-blazar-endpoint" >> "$STUB_DIR/endpoints"
+        fi
         # Nova's filters: BlazarFilter enabled; all_filters offered only
         # when nothing is offered yet.
         filters=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
@@ -266,6 +335,33 @@ function _stub_load_plugin_settings {
     done
 }
 
+# local.conf's [[post-config|$NOVA_CONF]]: each option it names takes
+# the values it gives there, in place of the file's.
+function _stub_merge_nova_post_config {
+    local line section="" option value key
+    local -a keys=() lines=()
+    local -A merged=()
+    while IFS= read -r line; do
+        if [[ $line =~ ^\[(.*)\]$ ]]; then
+            section=${BASH_REMATCH[1]}
+        elif [[ $line =~ ^([^=[:space:]]+)[[:space:]]*=[[:space:]]*(.*)$ ]]; then
+            option=${BASH_REMATCH[1]}
+            value=${BASH_REMATCH[2]}
+            key="$section $option"
+            if [[ -z ${merged[$key]+set} ]]; then
+                keys+=("$key")
+                merged[$key]=$value
+            else
+                merged[$key]+=$'\n'$value
+            fi
+        fi
+    done <<< "${STUB_NOVA_POST_CONFIG:-}"
+    for key in "${keys[@]}"; do
+        mapfile -t lines <<< "${merged[$key]}"
+        _stub_ini_write "$NOVA_CONF" "${key% *}" "${key#* }" "${lines[@]}"
+    done
+}
+
 function _stub_nova_runs_here {
     [[ ",$ENABLED_SERVICES" == *,n-* ]]
 }
@@ -284,6 +380,10 @@ function _stub_stack {
     for phase in "${phases[@]}"; do
         _stub_run_plugins stack "$phase"
         if [[ $phase == post-config ]]; then
+            if [[ -n ${STUB_NOVA_POST_CONFIG:-} ]] && _stub_nova_runs_here; then
+                _stub_record merge local.conf post-config
+                _stub_merge_nova_post_config
+            fi
             if is_service_enabled n-sch; then
                 _stub_record start nova-scheduler
                 cp "$NOVA_CONF" "$STUB_DIR/nova.conf.started"
@@ -301,6 +401,22 @@ mkdir -p "$STUB_DIR/bin"
 cat > "$STUB_DIR/bin/pcloud-manage" <<EOF
 #!/bin/bash
 echo "pcloud-manage \$*" >> "$STUB_DIR/calls"
+if [[ "\$*" == *"placement sync" ]]; then
+    case "${STUB_PLACEMENT_SYNC:-ok}" in
+        problems)
+            echo "created: 1 c0ffee00-0000-4000-8000-000000000001"
+            echo "updated: 0 "
+            echo "deleted: 0 "
+            echo "PROBLEM c0ffee00-0000-4000-8000-000000000002: not mirrored"
+            exit 1 ;;
+        error)
+            echo "ERROR: cannot reach Placement with [pcloud_placement]" >&2
+            exit 1 ;;
+    esac
+    echo "created: 0 "
+    echo "updated: 0 "
+    echo "deleted: 0 "
+fi
 EOF
 chmod +x "$STUB_DIR/bin/pcloud-manage"
 

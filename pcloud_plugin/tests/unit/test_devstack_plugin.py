@@ -52,7 +52,8 @@ BLAZAR_PLUGINS = ('physical.host.plugin,virtual.instance.plugin,'
 MERGED_PLUGINS = ('physical.host.plugin,virtual.floatingip.plugin,'
                   'flavor.instance.plugin,pcloud.virtual.instance,'
                   'pcloud.host')
-ALL_IN_ONE = 'n-api,n-sch,n-cpu,placement-api,blazar,blazar-a,blazar-m'
+ALL_IN_ONE = ('mysql,n-api,n-sch,n-cpu,placement-api,blazar,blazar-a,'
+              'blazar-m')
 BOTH_ORDERS = [
     ('blazar_first', {'plugins': 'blazar,pcloud-plugin'}),
     ('pcloud_first', {'plugins': 'pcloud-plugin,blazar'}),
