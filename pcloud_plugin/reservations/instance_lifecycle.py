@@ -25,10 +25,12 @@ adapter's on_start makes it Blazar's.
 """
 
 import collections
+import functools
 import time
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
+import tenacity
 
 from pcloud_plugin.cloud import patience
 from pcloud_plugin.cloud import promises as promises_mod
@@ -59,6 +61,11 @@ AFFINITY_KEY = 'affinity_id'
 _HOLD_ATTEMPTS = 4
 _HOLD_PAUSE = 0.5
 _sleep = time.sleep
+
+
+def _pause(seconds):
+    if seconds:  # none at all when room was made (see _hold_pause)
+        _sleep(seconds)
 
 
 def _left_over(claims, slots, running, forest):
@@ -99,23 +106,13 @@ class Lifecycle(object):
         rc = row['resource_class']
         placement = self.placement()
         # The hosts' own capacity first: refused if boots took it already.
-        for attempt in range(1, _HOLD_ATTEMPTS + 1):
-            try:
-                self._hold(row)
-                break
-            except exception.ConcurrentUpdateDetected:
-                # Other writers kept getting there first: after a pause.
-                if attempt == _HOLD_ATTEMPTS:
-                    raise
-                _sleep(_HOLD_PAUSE * attempt)
-            except promises_mod.NoRoomInPlacement as e:
-                if attempt == _HOLD_ATTEMPTS:
-                    raise
-                providers = e.kwargs['uuids'] or db_claims.get_claims(
-                    ctx, row['reservation_id'])['amounts']
-                if not self._end_outlived_holds(providers,
-                                                row['reservation_id']):
-                    _sleep(_HOLD_PAUSE * attempt)
+        tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(_HOLD_ATTEMPTS),
+            retry=tenacity.retry_if_exception_type(
+                (exception.ConcurrentUpdateDetected,
+                 promises_mod.NoRoomInPlacement)),
+            wait=functools.partial(self._hold_pause, row),
+            sleep=_pause, reraise=True)(self._hold, row)
         placement.ensure_class(rc)
         for slot in row['slots']:
             if slot['placed'] == slot['slots']:
@@ -126,6 +123,22 @@ class Lifecycle(object):
                               slot['slots'])
             if row['aggregate_id']:
                 self._join(row['aggregate_id'], slot)
+
+    def _hold_pause(self, row, state):
+        """The pause before holding again (tenacity's wait): none once
+
+        holds that outlived their claims were ended to make room.
+        """
+        error = state.outcome.exception()
+        if (isinstance(error, promises_mod.NoRoomInPlacement)
+                # The last refusal is raised: nothing to make room for.
+                and state.attempt_number < _HOLD_ATTEMPTS
+                and self._end_outlived_holds(
+                    error.kwargs['uuids'] or db_claims.get_claims(
+                        self._ctx(), row['reservation_id'])['amounts'],
+                    row['reservation_id'])):
+            return 0
+        return _HOLD_PAUSE * state.attempt_number
 
     def _hold(self, row, amounts=None, end=None):
         """Hold in Placement what the ledger claimed for the reservation
