@@ -44,12 +44,13 @@ function _pcloud_blazar_plugin_runs_first {
 }
 
 function install_pcloud_plugin {
-    if is_service_enabled blazar-a blazar-m; then
-        # Blazar's processes load our plugins, REST API and policies; the
-        # openstack client there gets our commands.
-        setup_develop "$PCLOUD_PLUGIN_DIR" blazar,cli
-    elif is_service_enabled n-sch; then
-        # The filter needs nothing beyond nova and our own requirements.
+    # Without extras: the blazar extra would install Blazar and
+    # blazarclient from the package index, in place of the checkouts
+    # Blazar's plugin installs (and the extras' libraries, jsonschema,
+    # oslo.policy and osc-lib, come with Blazar, blazarclient and the
+    # openstack client, which DevStack installs). The filter needs nothing
+    # beyond Nova and our own requirements.
+    if is_service_enabled blazar-a blazar-m n-sch; then
         setup_develop "$PCLOUD_PLUGIN_DIR"
     fi
 }

@@ -205,9 +205,11 @@ class StackTest(testscenarios.WithScenarios, DevStackCase):
         self.assertLess(self.call_index('is_nova_ready'),
                         self.call_index(self.sync_call()))
 
-    def test_installs_with_blazar_extras(self):
+    def test_installs_without_extras(self):
+        # The blazar extra would take Blazar and blazarclient from the
+        # package index in place of the checkouts of Blazar's plugin.
         self.assertEqual(
-            ['setup_develop %s blazar,cli' % self.path('opt/pcloud-plugin')],
+            ['setup_develop %s' % self.path('opt/pcloud-plugin')],
             [c for c in self.calls() if c.startswith('setup_develop')])
 
     def test_second_stack_starts_services_with_the_same_files(self):
@@ -321,6 +323,14 @@ class ConfigurationTest(DevStackCase):
         self.assertEqual(
             [BLAZAR_PLUGINS + ',pcloud.host'],
             self.ini('blazar.conf.started')['manager']['plugins'])
+
+    def test_installs_from_devstack_checkout(self):
+        # enable_plugin's checkout (GITDIR), wherever it is.
+        checkout = self.path('elsewhere/pcloud-plugin')
+        self.devstack('stack', STUB_PCLOUD_GITDIR=checkout)
+        self.assertEqual(
+            ['setup_develop %s' % checkout],
+            [c for c in self.calls() if c.startswith('setup_develop')])
 
     def test_clean_before_any_stack_does_nothing(self):
         self.devstack('clean')
