@@ -5,7 +5,8 @@
 # nothing of its own. On each node it does what the services there need:
 #   n-sch               the PcloudFilter in nova.conf
 #   blazar-a, blazar-m  our Keystone service user, our plugins and options
-#                       in blazar.conf; the ledger's database (blazar-m)
+#                       in blazar.conf; the ledger's database (blazar-m on
+#                       the database server's node: PCLOUD_LEDGER_DB_NODE)
 # Blazar's plugin must be enabled too (settings: plugin_requires). It
 # configures blazar.conf in post-config and starts Blazar in extra, and
 # each phase runs the plugins in the order of their enable_plugin lines;
@@ -161,9 +162,21 @@ function init_pcloud_database {
         db sync
 }
 
+# Succeeds on the node that creates the ledger's database: the one
+# running the database server, as for DevStack's own services (or as
+# PCLOUD_LEDGER_DB_NODE says).
+function _pcloud_owns_database {
+    if [[ -n $PCLOUD_LEDGER_DB_NODE ]]; then
+        [[ $(trueorfalse False PCLOUD_LEDGER_DB_NODE) == True ]]
+        return
+    fi
+    # shellcheck disable=SC2086
+    is_service_enabled ${DATABASE_BACKENDS:-mysql postgresql}
+}
+
 function configure_pcloud_blazar_and_ledger {
     configure_pcloud_blazar
-    if is_service_enabled blazar-m; then
+    if is_service_enabled blazar-m && _pcloud_owns_database; then
         init_pcloud_database
     fi
 }

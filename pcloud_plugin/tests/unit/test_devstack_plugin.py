@@ -284,6 +284,32 @@ class NodesTest(DevStackCase):
                          self.ini('blazar.conf.started')['manager']['plugins'])
         self.assertIn(self.sync_call(), self.calls())
 
+    def test_manager_node_without_database_server_only_configures(self):
+        # A second node running blazar-manager, the database server on the
+        # controller: blazar.conf points at the ledger, which the
+        # controller's stack.sh made.
+        self.services = 'n-cpu,blazar-m'
+        self.devstack('stack')
+        conf = self.ini('blazar.conf.started')
+        self.assertEqual([MERGED_PLUGINS], conf['manager']['plugins'])
+        self.assertEqual(
+            ['mysql+pymysql://root:secretdatabase@127.0.0.1/pcloud'
+             '?charset=utf8'], conf['pcloud_database']['connection'])
+        calls = self.calls()
+        self.assertNotIn('recreate_database pcloud', calls)
+        self.assertNotIn(self.db_sync_call(), calls)
+
+    def test_ledger_node_chosen_by_setting(self):
+        self.services = 'blazar-m'
+        self.devstack('stack', PCLOUD_LEDGER_DB_NODE='True')
+        self.assertIn('recreate_database pcloud', self.calls())
+        self.assertIn(self.db_sync_call(), self.calls())
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.services = ALL_IN_ONE
+        self.devstack('stack', PCLOUD_LEDGER_DB_NODE='False')
+        self.assertNotIn('recreate_database pcloud', self.calls())
+        self.assertIn('start blazar', self.calls())
+
     def test_api_only_node_leaves_ledger_to_the_manager_node(self):
         self.services = 'blazar-a'
         self.devstack('stack')
