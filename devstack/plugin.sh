@@ -90,6 +90,10 @@ function create_pcloud_accounts {
         "$SERVICE_DOMAIN_NAME")
     get_or_add_user_project_role admin "$user_id" "$SERVICE_PROJECT_NAME" \
         "$SERVICE_DOMAIN_NAME" "$SERVICE_DOMAIN_NAME"
+    # And reader on the system, for [oslo_limit]: Keystone lists the limits
+    # of every project only to system readers (a grant is idempotent).
+    openstack --os-cloud devstack-system-admin role add --system all \
+        --user "$user_id" reader
 }
 
 function _pcloud_keystone_auth {
@@ -140,6 +144,28 @@ function _pcloud_unmerged_plugins {
     echo "${kept#,}"
 }
 
+# [oslo_limit] of $1: Keystone unified limits (pcloud_plugin.quota), read
+# by our service user on the system scope, for the endpoint of Blazar's
+# service (which Blazar's plugin registered in its post-config).
+function configure_pcloud_oslo_limit {
+    local conf=$1 endpoint_id
+    endpoint_id=$(openstack --os-cloud devstack-system-admin endpoint list \
+        --service "$PCLOUD_LIMITS_SERVICE_TYPE" --interface public \
+        --region "$REGION_NAME" -f value -c ID)
+    if [[ -z $endpoint_id || $endpoint_id == *[[:space:]]* ]]; then
+        die $LINENO "[oslo_limit] needs one public endpoint of service" \
+            "type $PCLOUD_LIMITS_SERVICE_TYPE in $REGION_NAME; Keystone" \
+            "lists: ${endpoint_id:-none}"
+    fi
+    iniset "$conf" oslo_limit auth_type password
+    iniset "$conf" oslo_limit auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$conf" oslo_limit username "$PCLOUD_USER_NAME"
+    iniset "$conf" oslo_limit password "$SERVICE_PASSWORD"
+    iniset "$conf" oslo_limit user_domain_name "$SERVICE_DOMAIN_NAME"
+    iniset "$conf" oslo_limit system_scope all
+    iniset "$conf" oslo_limit endpoint_id "$endpoint_id"
+}
+
 function configure_pcloud_blazar {
     local conf=$PCLOUD_BLAZAR_CONF plugins
     if [[ ! -f $conf ]] || ! ini_has_option "$conf" manager plugins; then
@@ -153,6 +179,11 @@ function configure_pcloud_blazar {
         "$(database_connection_url "$PCLOUD_DB_NAME")"
     _pcloud_keystone_auth "$conf" pcloud_nova
     _pcloud_keystone_auth "$conf" pcloud_placement
+    # The aggregate of the hosts Blazar's physical:host plugin holds, which
+    # Blazar's plugin names from the same variable.
+    iniset "$conf" pcloud blazar_freepool_name \
+        "${PCLOUD_BLAZAR_FREEPOOL_NAME:-${BLAZAR_FREEPOOL_NAME:-freepool}}"
+    configure_pcloud_oslo_limit "$conf"
 }
 
 function init_pcloud_database {
@@ -203,11 +234,16 @@ function clean_pcloud_blazar {
         iniset "$conf" manager plugins "$(_pcloud_unmerged_plugins "$plugins")"
     fi
     inidelete "$conf" pcloud_database connection
+    inidelete "$conf" pcloud blazar_freepool_name
     for group in pcloud_nova pcloud_placement; do
         for option in auth_type auth_url username password user_domain_name \
                 project_name project_domain_name region_name; do
             inidelete "$conf" "$group" "$option"
         done
+    done
+    for option in auth_type auth_url username password user_domain_name \
+            system_scope endpoint_id; do
+        inidelete "$conf" oslo_limit "$option"
     done
 }
 

@@ -212,6 +212,21 @@ class StackTest(testscenarios.WithScenarios, DevStackCase):
             ['setup_develop %s' % self.path('opt/pcloud-plugin')],
             [c for c in self.calls() if c.startswith('setup_develop')])
 
+    def test_oslo_limit_reads_blazar_endpoint_as_our_user(self):
+        self.assertEqual({
+            'auth_type': ['password'],
+            'auth_url': ['http://127.0.0.1/identity'],
+            'username': ['pcloud'],
+            'password': ['secretservice'],
+            'user_domain_name': ['Default'],
+            'system_scope': ['all'],
+            'endpoint_id': ['id-of-blazar-endpoint'],
+        }, self.ini('blazar.conf.started')['oslo_limit'])
+        # Keystone lists every project's limits to system readers only.
+        self.assertIn('openstack --os-cloud devstack-system-admin role add '
+                      '--system all --user id-of-pcloud reader',
+                      self.calls())
+
     def test_second_stack_starts_services_with_the_same_files(self):
         nova_conf = self.read('nova.conf.started')
         blazar_conf = self.read('blazar.conf.started')
@@ -237,7 +252,8 @@ class StackTest(testscenarios.WithScenarios, DevStackCase):
         conf = self.ini('blazar.conf')
         self.assertEqual(sorted(BLAZAR_PLUGINS.split(',')),
                          sorted(conf['manager']['plugins'][0].split(',')))
-        for group in ('pcloud_database', 'pcloud_nova', 'pcloud_placement'):
+        for group in ('pcloud', 'pcloud_database', 'pcloud_nova',
+                      'pcloud_placement', 'oslo_limit'):
             self.assertEqual({}, conf.get(group, {}))
         self.assertIn('connection', conf['database'])
 
@@ -349,6 +365,18 @@ class ConfigurationTest(DevStackCase):
         self.assertEqual(
             [BLAZAR_PLUGINS + ',pcloud.host'],
             self.ini('blazar.conf.started')['manager']['plugins'])
+
+    def test_freepool_name_is_blazars(self):
+        for plugins in ('blazar,pcloud-plugin', 'pcloud-plugin,blazar'):
+            self.plugins = plugins
+            self.dir = self.useFixture(fixtures.TempDir()).path
+            self.devstack('stack', BLAZAR_FREEPOOL_NAME='reservable')
+            conf = self.ini('blazar.conf.started')
+            self.assertEqual(
+                ['reservable'],
+                conf['physical:host']['aggregate_freepool_name'], plugins)
+            self.assertEqual(['reservable'],
+                             conf['pcloud']['blazar_freepool_name'], plugins)
 
     def test_installs_from_devstack_checkout(self):
         # enable_plugin's checkout (GITDIR), wherever it is.
