@@ -391,6 +391,28 @@ class ConfigurationTest(DevStackCase):
         self.assertFalse(os.path.exists(self.path('blazar.conf')))
 
 
+class MirrorTest(DevStackCase):
+    """The first mirror pass, in test-config."""
+
+    def test_sync_problems_warn_and_stack_goes_on(self):
+        # pcloud-manage exits 1 after a pass that left some providers out.
+        result = self.devstack('stack', STUB_PLACEMENT_SYNC='problems')
+        self.assertIn('PROBLEM c0ffee00-0000-4000-8000-000000000002',
+                      result.stdout)
+        warnings = [c for c in self.calls() if c.startswith('warn ')]
+        self.assertEqual(1, len(warnings))
+        self.assertIn('placement sync', warnings[0])
+        self.assertLess(self.call_index(self.sync_call()),
+                        self.call_index(warnings[0]))
+
+    def test_sync_failure_stops_stack(self):
+        result = self.devstack('stack', check=False,
+                               STUB_PLACEMENT_SYNC='error')
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('ERROR: cannot reach Placement', result.stderr)
+        self.assertTrue(any(c.startswith('die ') for c in self.calls()))
+
+
 class RequirementsTest(DevStackCase):
 
     def test_dies_when_blazar_plugin_is_not_enabled(self):
