@@ -40,6 +40,7 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from oslo_log import log as logging
 import sqlalchemy as sa
+import tenacity
 
 from pcloud_plugin import conf
 from pcloud_plugin.db import models
@@ -166,20 +167,34 @@ def writer_with_cas_retry(fn):
         configure()
         attempts = CONF.ledger.claim_retries + 1
         lost = set()
-        for attempt in range(attempts):
-            try:
-                with main_context_manager.writer.using(context) as session:
-                    return fn(session, *args, **kwargs)
-            except GenerationConflict as conflict:
-                lost.add(conflict.what)
-            except (db_exc.DBError, sa.exc.DBAPIError) as e:
-                if not must_retry(e):
-                    raise
+
+        def transaction():
+            with main_context_manager.writer.using(context) as session:
+                return fn(session, *args, **kwargs)
+
+        def lost_race(error):
+            if isinstance(error, GenerationConflict):
+                lost.add(error.what)
+                return True
+            if isinstance(error, (db_exc.DBError, sa.exc.DBAPIError)) \
+                    and must_retry(error):
                 lost.add('deadlock')
+                return True
+            return False
+
+        def give_up(_state):
+            raise exception.ConcurrentUpdateDetected(
+                attempts=attempts, providers=', '.join(sorted(lost)))
+
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            retry=tenacity.retry_if_exception(lost_race),
             # Spread retries out so racing writers do not collide again.
-            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-        raise exception.ConcurrentUpdateDetected(
-            attempts=attempts, providers=', '.join(sorted(lost)))
+            wait=lambda state: random.uniform(
+                0, 0.005 * state.attempt_number),
+            # time looked up at each pause: a test may patch it.
+            sleep=lambda seconds: time.sleep(seconds),
+            retry_error_callback=give_up)(transaction)
     return wrapper
 
 

@@ -434,10 +434,11 @@ class LedgerAPITests(base.LedgerTestCase):
 
     def test_too_many_lost_races_fail_with_nothing_written(self):
         self.conf.set_override('claim_retries', 2, group='ledger')
-        self._lose_races(100)
+        lost = self._lose_races(100)
         e = self.assertRaises(exception.ConcurrentUpdateDetected,
                               self._claim, 'c', {self.cn1: {'VCPU': 8}})
-        self.assertEqual(3, e.kwargs['attempts'])
+        self.assertEqual((3, 3), (e.kwargs['attempts'], len(lost)))
+        self.assertIn('(cn1)', str(e))
         self.assertIsNone(db_claims.get_claims(self.context, 'c'))
         self.assertEqual(0, self._vcpu_usage(self.cn1, start=None))
 
