@@ -3,7 +3,8 @@
 #
 # Our code runs inside other services' processes, so this plugin starts
 # nothing of its own. On each node it does what the services there need:
-#   n-sch               the PcloudFilter in nova.conf
+#   n-sch               the PcloudFilter in nova.conf, checked again once
+#                       local.conf's post-config sections are merged
 #   blazar-a, blazar-m  our Keystone service user, our plugins and options
 #                       in blazar.conf; the ledger's database (blazar-m on
 #                       the database server's node: PCLOUD_LEDGER_DB_NODE)
@@ -56,6 +57,17 @@ function install_pcloud_plugin {
     fi
 }
 
+# Succeeds when nova.conf does not offer and enable the PcloudFilter (or
+# offers a list of filters without Nova's own).
+function _pcloud_nova_filters_missing {
+    local available filters
+    available=" $(iniget_multiline "$NOVA_CONF" filter_scheduler available_filters) "
+    filters=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
+    [[ $available != *" $NOVA_ALL_FILTERS "* ||
+        $available != *" $PCLOUD_FILTER_PATH "* ||
+        ",${filters// /}," != *",$PCLOUD_FILTER,"* ]]
+}
+
 function configure_pcloud_nova_scheduler {
     local available filters
     # Once available_filters has a value Nova loads only the filters it
@@ -71,7 +83,7 @@ function configure_pcloud_nova_scheduler {
             "$PCLOUD_FILTER_PATH"
     fi
     filters=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
-    if [[ ",$filters," != *",$PCLOUD_FILTER,"* ]]; then
+    if [[ ",${filters// /}," != *",$PCLOUD_FILTER,"* ]]; then
         iniset "$NOVA_CONF" filter_scheduler enabled_filters \
             "${filters:+$filters,}$PCLOUD_FILTER"
     fi
@@ -212,6 +224,27 @@ function configure_pcloud_blazar_and_ledger {
     fi
 }
 
+# In extra, after local.conf's [[post-config|$NOVA_CONF]] sections were
+# merged (stack.sh merges them after the plugins' post-config, so an
+# enabled_filters or available_filters there replaces the list ours went
+# into) and nova-scheduler started: the filter back in, and nova-scheduler
+# restarted to load it.
+function check_pcloud_nova_scheduler {
+    if ! _pcloud_nova_filters_missing; then
+        return 0
+    fi
+    local msg
+    # One argument: DevStack's warn prints its second only.
+    msg="local.conf's post-config left $PCLOUD_FILTER out of $NOVA_CONF"
+    msg+=" [filter_scheduler]: adding it back and restarting nova-scheduler"
+    msg+=" (name $PCLOUD_FILTER in your enabled_filters, and"
+    msg+=" $PCLOUD_FILTER_PATH beside $NOVA_ALL_FILTERS in your"
+    msg+=" available_filters, to spare the restart)"
+    warn $LINENO "$msg"
+    configure_pcloud_nova_scheduler
+    restart_service devstack@n-sch.service
+}
+
 function init_pcloud_mirror {
     # The first mirror pass, in test-config: DevStack's only phase after
     # stack.sh waited for the computes to register (is_nova_ready) and
@@ -288,6 +321,9 @@ if is_service_enabled pcloud-plugin; then
             fi
         fi
     elif [[ "$1" == "stack" && "${2:-}" == "extra" ]]; then
+        if is_service_enabled n-sch; then
+            check_pcloud_nova_scheduler
+        fi
         if is_service_enabled blazar-a blazar-m &&
                 ! _pcloud_blazar_plugin_runs_first; then
             echo_summary "Configuring pcloud-plugin in Blazar"

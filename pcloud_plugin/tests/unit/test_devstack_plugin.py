@@ -54,6 +54,10 @@ MERGED_PLUGINS = ('physical.host.plugin,virtual.floatingip.plugin,'
                   'pcloud.host')
 ALL_IN_ONE = ('mysql,n-api,n-sch,n-cpu,placement-api,blazar,blazar-a,'
               'blazar-m')
+# local.conf's [[post-config|$NOVA_CONF]] lines naming the scheduler's
+# filters without ours.
+POST_CONFIG_FILTERS = ('[filter_scheduler]\n'
+                       'enabled_filters = ComputeFilter,BlazarFilter\n')
 BOTH_ORDERS = [
     ('blazar_first', {'plugins': 'blazar,pcloud-plugin'}),
     ('pcloud_first', {'plugins': 'pcloud-plugin,blazar'}),
@@ -227,6 +231,11 @@ class StackTest(testscenarios.WithScenarios, DevStackCase):
                       '--system all --user id-of-pcloud reader',
                       self.calls())
 
+    def test_scheduler_not_restarted_when_filters_kept(self):
+        self.assertEqual(
+            [], [c for c in self.calls()
+                 if c.startswith(('restart_service', 'warn'))])
+
     def test_second_stack_starts_services_with_the_same_files(self):
         nova_conf = self.read('nova.conf.started')
         blazar_conf = self.read('blazar.conf.started')
@@ -385,6 +394,27 @@ class ConfigurationTest(DevStackCase):
         self.assertEqual(
             ['setup_develop %s' % checkout],
             [c for c in self.calls() if c.startswith('setup_develop')])
+
+    def test_local_conf_post_config_cannot_drop_our_filter(self):
+        for plugins in ('blazar,pcloud-plugin', 'pcloud-plugin,blazar'):
+            self.plugins = plugins
+            self.dir = self.useFixture(fixtures.TempDir()).path
+            self.devstack('stack', STUB_NOVA_POST_CONFIG=POST_CONFIG_FILTERS)
+            # nova-scheduler runs, in the end, with the operator's filters
+            # and ours.
+            scheduler = self.ini('nova.conf.started')['filter_scheduler']
+            self.assertEqual(['ComputeFilter,BlazarFilter,PcloudFilter'],
+                             scheduler['enabled_filters'], plugins)
+            self.assertIn(PCLOUD_FILTER, scheduler['available_filters'])
+            self.assertIn(ALL_FILTERS, scheduler['available_filters'])
+            restarted = self.call_index(
+                'restart_service devstack@n-sch.service')
+            self.assertLess(self.call_index('merge local.conf post-config'),
+                            restarted)
+            self.assertLess(self.call_index('start nova-scheduler'),
+                            restarted)
+            self.assertTrue(any(c.startswith('warn ') and 'PcloudFilter' in c
+                                for c in self.calls()), plugins)
 
     def test_clean_before_any_stack_does_nothing(self):
         self.devstack('clean')
