@@ -52,6 +52,7 @@ import uuid
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
+import tenacity
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
@@ -289,70 +290,87 @@ class Promises:
         for amounts, _start, _end in (proposed or {}).values():
             providers.update(amounts)
         max_units = db_providers.max_units(self.context, providers)
-        for _attempt in range(_RETRIES):
-            # Generations first: of each provider's first piece, which a
-            # write of its promise that moves a hold rewrites, and of the
-            # holds being written. Then who is on the providers (the
-            # pieces there, which holds Placement has); the ledger last.
-            # A write made after the first read moves a generation ours
-            # is made under: ours fails, and we read again. Read after
-            # who is there, a write between went unseen and unrefused,
-            # and ours asked Placement for its hold a second time.
-            first = {promise_consumer(rp) for rp in providers}
-            current = {c: self.placement.allocations_of(c)
-                       for c in list(first) + list(holds)}
-            placed = {rp: self.placement.consumers_on(rp)
-                      for rp in providers}
-            # The pieces there now, and the first, which may be new.
-            consumers = first.union(*(
-                placed[rp].keys() & promise_consumers(rp)
-                for rp in providers))
-            current.update((c, self.placement.allocations_of(c))
-                           for c in consumers - current.keys())
-            now = timeutils.utcnow().replace(microsecond=0)
-            claims = res_db.claims_on(self.context, providers, now)
-            wanted = promised(claims, now, holds, placed, proposed,
-                              max_units)
-            desired = {}
-            for rp in providers:
-                for k, piece in enumerate(pieces(wanted.get(rp, {}),
-                                                 max_units.get(rp, {}))):
-                    desired[promise_consumer(rp, k)] = {rp: piece}
-            writes = {}
-            for consumer in consumers | set(desired):
-                amounts = desired.get(consumer, {})
-                generation, had = current.get(consumer, (None, {}))
-                if amounts != had:
-                    writes[consumer] = (generation, amounts,
-                                        resources.HOLD_PROJECT)
-            for rid, amounts in carried(holds, claims, max_units).items():
-                if amounts != current[rid][1]:
-                    writes[rid] = (current[rid][0], amounts,
-                                   project_id or resources.HOLD_PROJECT)
-            if not writes:
-                return
-            try:
-                if self.placement.write_allocations(writes):
-                    return
-            except placement_client.PlacementFailure as e:
-                if e.kwargs.get('status') == 409:
-                    named = resources.providers_named(e) & providers
-                    self._log_refusal(named or providers, writes, placed,
-                                      wanted, claims)
-                    body = e.kwargs.get('body', '')
-                    raise NoRoomInPlacement(
-                        providers=', '.join(sorted(named or providers)),
-                        uuids=named, detail=body, why=(
-                            _BROKEN_UNIT if 'inventory constraints' in body
-                            else _TAKEN))
-                raise
-            LOG.debug('Concurrent writer on %s; again', sorted(writes))
+
+        def give_up(_state):
+            # A lost race, as the ledger's own: an admission plans again,
+            # an update or a refused request says so with 409 (not a 500).
+            raise exception.ConcurrentUpdateDetected(
+                attempts=_RETRIES, providers=', '.join(sorted(providers)))
+
+        tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(_RETRIES),
+            retry=tenacity.retry_if_result(lambda written: not written),
             # Apart from the other writers, which read again as well.
-            _sleep(_RANDOM.uniform(0, _BACKOFF * (_attempt + 1)))
-        # A lost race, as the ledger's own: an admission plans again, an
-        # update or a refused request says so with 409 (not a 500).
-        raise exception.ConcurrentUpdateDetected(
-            attempts=_RETRIES, providers=', '.join(sorted(providers)))
+            wait=lambda state: _RANDOM.uniform(
+                0, _BACKOFF * state.attempt_number),
+            sleep=lambda seconds: _sleep(seconds),  # a test patches _sleep
+            retry_error_callback=give_up)(
+                self._write, providers, holds, project_id, proposed,
+                max_units)
+
+    def _write(self, providers, holds, project_id, proposed, max_units):
+        """One attempt of sync: True once written (or nothing to write),
+
+        False when a concurrent writer moved a generation read.
+        """
+        # Generations first: of each provider's first piece, which a
+        # write of its promise that moves a hold rewrites, and of the
+        # holds being written. Then who is on the providers (the
+        # pieces there, which holds Placement has); the ledger last.
+        # A write made after the first read moves a generation ours
+        # is made under: ours fails, and we read again. Read after
+        # who is there, a write between went unseen and unrefused,
+        # and ours asked Placement for its hold a second time.
+        first = {promise_consumer(rp) for rp in providers}
+        current = {c: self.placement.allocations_of(c)
+                   for c in list(first) + list(holds)}
+        placed = {rp: self.placement.consumers_on(rp)
+                  for rp in providers}
+        # The pieces there now, and the first, which may be new.
+        consumers = first.union(*(
+            placed[rp].keys() & promise_consumers(rp)
+            for rp in providers))
+        current.update((c, self.placement.allocations_of(c))
+                       for c in consumers - current.keys())
+        now = timeutils.utcnow().replace(microsecond=0)
+        claims = res_db.claims_on(self.context, providers, now)
+        wanted = promised(claims, now, holds, placed, proposed,
+                          max_units)
+        desired = {}
+        for rp in providers:
+            for k, piece in enumerate(pieces(wanted.get(rp, {}),
+                                             max_units.get(rp, {}))):
+                desired[promise_consumer(rp, k)] = {rp: piece}
+        writes = {}
+        for consumer in consumers | set(desired):
+            amounts = desired.get(consumer, {})
+            generation, had = current.get(consumer, (None, {}))
+            if amounts != had:
+                writes[consumer] = (generation, amounts,
+                                    resources.HOLD_PROJECT)
+        for rid, amounts in carried(holds, claims, max_units).items():
+            if amounts != current[rid][1]:
+                writes[rid] = (current[rid][0], amounts,
+                               project_id or resources.HOLD_PROJECT)
+        if not writes:
+            return True
+        try:
+            if self.placement.write_allocations(writes):
+                return True
+        except placement_client.PlacementFailure as e:
+            if e.kwargs.get('status') == 409:
+                named = resources.providers_named(e) & providers
+                self._log_refusal(named or providers, writes, placed,
+                                  wanted, claims)
+                body = e.kwargs.get('body', '')
+                raise NoRoomInPlacement(
+                    providers=', '.join(sorted(named or providers)),
+                    uuids=named, detail=body, why=(
+                        _BROKEN_UNIT if 'inventory constraints' in body
+                        else _TAKEN))
+            raise
+        LOG.debug('Concurrent writer on %s; again', sorted(writes))
+        return False
 
     def _log_refusal(self, providers, writes, placed, wanted, claims):
         # What was asked, what was seen before, and what is there now:
