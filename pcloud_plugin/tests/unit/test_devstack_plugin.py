@@ -499,6 +499,39 @@ class ShellSyntaxTest(base.TestCase):
         self.assertEqual(0, result.returncode, result.stdout)
 
 
+class RepositoryTest(base.TestCase):
+    """The gate job and the docs name no repository that is not ours."""
+
+    MADE_UP = 'opendev.org/openstack/pcloud-plugin'
+    USAGE = 'enable_plugin pcloud-plugin <URL of your clone> [branch]'
+
+    def read(self, *path):
+        with open(os.path.join(REPO, *path)) as f:
+            return f.read()
+
+    def test_job_and_docs_name_the_clone_not_a_made_up_repository(self):
+        with open(os.path.join(REPO, '.zuul.yaml')) as f:
+            entries = yaml.safe_load(f)
+        job = [e['job'] for e in entries if 'job' in e
+               and e['job']['name'] == 'pcloud-plugin-blazar-tempest'][0]
+        # The project under test, which Zuul checks out without its name
+        # in required-projects.
+        self.assertEqual(
+            [], [p for p in job.get('required-projects', [])
+                 if 'pcloud-plugin' in str(p)])
+        plugins = job['host-vars']['controller']['devstack_plugins']
+        self.assertEqual('{{ pcloud_plugin_repo }}', plugins['pcloud-plugin'])
+        self.assertEqual('https://{{ zuul.project.canonical_name }}',
+                         job['vars']['pcloud_plugin_repo'])
+        for path in (('.zuul.yaml',), ('README.rst',),
+                     ('doc', 'source', 'install', 'index.rst'),
+                     ('devstack', 'settings')):
+            text = self.read(*path)
+            self.assertNotIn(self.MADE_UP, text, path)
+            if path[-1] != '.zuul.yaml':
+                self.assertIn(self.USAGE, text, path)
+
+
 class ZuulJobTest(base.TestCase):
 
     def setUp(self):
