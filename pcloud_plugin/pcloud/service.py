@@ -29,6 +29,7 @@ import time
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
+import tenacity
 
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import clients
@@ -130,9 +131,10 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         one host do exactly that): such a call is tried again after a
         short random pause. A host to remove that is not there is out.
         """
-        attempts = self.conf.pcloud.allocate_retries + 1
         removing = func == self.nova.aggregates.remove_host
-        for attempt in range(attempts):
+        interval = self.conf.pcloud.allocate_retry_interval
+
+        def change():
             try:
                 return func(agg, host)
             except nova_client.NotFound:
@@ -143,11 +145,13 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                 LOG.info('Host %s was already out of aggregate %s', host,
                          getattr(agg, 'id', agg))
                 return None
-            except nova_client.Conflict:
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(_RANDOM.uniform(
-                    0, self.conf.pcloud.allocate_retry_interval))
+
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(
+                self.conf.pcloud.allocate_retries + 1),
+            retry=tenacity.retry_if_exception_type(nova_client.Conflict),
+            wait=lambda _state: _RANDOM.uniform(0, interval),
+            reraise=True)(change)
 
     def _quietly(self, action, func, *args):
         """Best effort, for rollbacks: the original error is what counts."""
@@ -454,11 +458,18 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
 
     def _allocate(self, cloud, agg, view, name, flavor_id, az):
         default_az = self.conf.pcloud.default_availability_zone
-        retries = self.conf.pcloud.allocate_retries
         pause = self.conf.pcloud.allocate_retry_interval
-        for attempt in range(retries + 1):
-            if attempt:
-                time.sleep(_RANDOM.uniform(0, pause * 2 ** (attempt - 1)))
+        # TryAgain: lost (or contended), pick again after a random pause
+        # doubling at each retry; a break or return ends the tries.
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(
+                self.conf.pcloud.allocate_retries + 1),
+            retry=tenacity.retry_never,
+            wait=lambda state: _RANDOM.uniform(
+                0, pause * 2 ** (state.attempt_number - 1)),
+            retry_error_callback=lambda _state: None)  # NoFreeHost below
+        for attempt in retrying:
+            if attempt.retry_state.attempt_number > 1:
                 cloud = self._cloud()
                 agg = cloud.pclouds.get(view.id)
                 if agg is None:
@@ -474,6 +485,8 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                           "physical:host plugin" % len(blazars))
             if host is None:
                 if cloud.contended(flavor_id):
+                    with attempt:
+                        raise tenacity.TryAgain
                     continue
                 break
             node = cloud.node_of[host]
@@ -499,6 +512,8 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
                         'flavor_id': flavor_id}
             # Pause on the scale of what a collision costs here.
             pause = max(pause, time.monotonic() - started)
+            with attempt:
+                raise tenacity.TryAgain
         raise exception.NoFreeHost(
             flavor_id=flavor_id,
             where=' in availability zone %s' % az if az else '',

@@ -489,10 +489,13 @@ class HostTests(ServiceTestCase):
             real_add(thief, host)   # every host is stolen at once
             return result
         self.nova.aggregates.add_host = add_host
+        # Given back at once (no settling): every pause is a retry's.
+        self.conf.set_override('allocate_settle_timeout', 0, 'pcloud')
+        pauses = self.useFixture(fixtures.MockPatch('time.sleep')).mock
         self.assertRaises(exception.NoFreeHost, self.service.allocate_host,
                           ALICE, self.pcloud, 'a', 'big')
         self.assertEqual([], self._agg().hosts)
-        self.assertEqual(3, len(attempts))
+        self.assertEqual((3, 2), (len(attempts), pauses.call_count))
 
     def test_a_host_already_out_of_the_aggregate_is_released(self):
         # Nova carried out an earlier removal whose answer was lost (it
