@@ -30,6 +30,7 @@ import contextlib
 import threading
 import time
 
+import cachetools
 from oslo_config import cfg
 from oslo_limit import limit as os_limit
 from oslo_log import log as logging
@@ -50,6 +51,10 @@ RESERVED_VCPUS = 'pcloud_reserved_vcpus'
 RESERVED_MEMORY_MB = 'pcloud_reserved_memory_mb'
 UNLIMITED = -1
 INSTANCE_RESOURCES = (RESERVED_VCPUS, RESERVED_MEMORY_MB)
+# Projects whose answers are kept at once; past that, the least recently
+# asked is read again from Keystone when next asked.
+_CACHED_PROJECTS = 10000
+_UNREAD = object()
 
 
 def _configured(conf_, project_id, resource):
@@ -74,8 +79,9 @@ class Limits(object):
         self._lock = threading.Lock()
         self._enforcer = None
         self._enforcer_failed_at = None
-        # project id (None: the registered limits) -> (when read, limits)
-        self._cache = {}
+        # project id (None: the registered limits) -> limits (None when
+        # Keystone could not be asked), for [pcloud] quota_cache_seconds
+        self._cache = None
 
     def _keystone_configured(self):
         try:
@@ -122,17 +128,22 @@ class Limits(object):
             return None
         return dict(found)
 
+    def _cached(self, ttl):
+        """The cache of answers, made again if the option changed."""
+        if self._cache is None or self._cache.ttl != ttl:
+            self._cache = cachetools.TTLCache(
+                _CACHED_PROJECTS, ttl, timer=lambda: self.clock())
+        return self._cache
+
     def _keystone_limits(self, project_id):
+        # TTL 0: every answer has expired as soon as it is kept.
         ttl = self.conf.pcloud.quota_cache_seconds
-        now = self.clock()
         with self._lock:
-            cached = self._cache.get(project_id)
-            if cached is not None and now - cached[0] < ttl:
-                return cached[1]
-        limits = self._read(project_id)
-        if ttl > 0:
+            limits = self._cached(ttl).get(project_id, _UNREAD)
+        if limits is _UNREAD:
+            limits = self._read(project_id)
             with self._lock:
-                self._cache[project_id] = (now, limits)
+                self._cached(ttl)[project_id] = limits
         return limits
 
     def limit(self, project_id, resource):
@@ -147,7 +158,7 @@ class Limits(object):
     def forget(self):
         """Drop every cached answer (and a failed enforcer)."""
         with self._lock:
-            self._cache.clear()
+            self._cache = None
             self._enforcer = None
             self._enforcer_failed_at = None
 
