@@ -21,9 +21,10 @@ our config and clients.
 """
 
 import collections
-import datetime
 import math
 import re
+
+from oslo_utils import timeutils
 
 from pcloud_plugin import exception
 
@@ -294,8 +295,8 @@ def lease_holds(metadata, pcloud_id, now):
     can tell is still on (fail closed).
     """
     try:
-        start = datetime.datetime.strptime(metadata[LEASE_START], _MOMENT)
-        end = datetime.datetime.strptime(metadata[LEASE_END], _MOMENT)
+        start = timeutils.parse_strtime(metadata[LEASE_START], _MOMENT)
+        end = timeutils.parse_strtime(metadata[LEASE_END], _MOMENT)
     except (KeyError, TypeError, ValueError):
         return False
     return (metadata.get(LEASE_PCLOUD) == pcloud_id

@@ -122,7 +122,8 @@ def _moment(query, field, default):
         moment = timeutils.parse_isotime(text)
     except ValueError:
         try:
-            moment = datetime.datetime.strptime(text, '%Y-%m-%d %H:%M')
+            # Also "2031-01-01 9:00", which parse_isotime refuses.
+            moment = timeutils.parse_strtime(text, '%Y-%m-%d %H:%M')
         except ValueError:
             raise _invalid(field, 'a date like "2031-01-01 12:00" or '
                            'ISO 8601, got %r' % text)

@@ -14,6 +14,8 @@
 
 """The names and keys of seeds/000, and input validation."""
 
+import datetime
+
 import testtools
 
 from pcloud_plugin import exception
@@ -113,3 +115,29 @@ class ValidationTests(testtools.TestCase):
         self.assertEqual(1.5, codec.validate_ratio('x', '1.5'))
         self.assertEqual('web-1.a_b', codec.validate_host_name('web-1.a_b'))
         self.assertEqual('trimmed', codec.validate_text('name', ' trimmed '))
+
+
+class LeaseWindowTests(testtools.TestCase):
+
+    def test_a_lease_holds_from_its_start_until_its_end(self):
+        start = datetime.datetime(2031, 1, 1, 12)
+        metadata = codec.lease_window_metadata(
+            'p1', start, start + datetime.timedelta(hours=1))
+        self.assertEqual(
+            [False, True, True, False, False],
+            [codec.lease_holds(metadata, pcloud, start + delta)
+             for pcloud, delta in (
+                 ('p1', datetime.timedelta(seconds=-1)),
+                 ('p1', datetime.timedelta(0)),
+                 ('p1', datetime.timedelta(minutes=59)),
+                 ('p1', datetime.timedelta(hours=1)),
+                 ('p2', datetime.timedelta(minutes=1)))])
+
+    def test_a_garbled_window_holds_nothing(self):
+        now = datetime.datetime(2031, 1, 1, 12)
+        for start in (None, '', '2031-01-01', '2031-01-01 11:00',
+                      '2031-01-01T11:00:00+00:00'):
+            metadata = codec.lease_window_metadata(
+                'p1', now, now + datetime.timedelta(hours=1))
+            metadata[codec.LEASE_START] = start
+            self.assertFalse(codec.lease_holds(metadata, 'p1', now), start)
