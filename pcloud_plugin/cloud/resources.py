@@ -49,6 +49,7 @@ import uuid
 from novaclient import api_versions
 from novaclient import exceptions as nova_exc
 from oslo_log import log as logging
+import tenacity
 
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin import conf
@@ -76,7 +77,11 @@ TICKET_MB = 1
 _CHILD_NAMESPACE = uuid.UUID('6d0c3e0a-5e53-4c1b-9a0e-2f3c6b1d7a52')
 RESERVATION_KEY = 'reservation'
 FLAVOR_EXTRA_SPEC = 'aggregate_instance_extra_specs:' + RESERVATION_KEY
+# A write to a child provider meeting another writer (a generation
+# moved) reads again, at once, this many times in all.
 _RETRIES = 10
+_AGAIN = object()
+
 _UUID_RE = re.compile(
     r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}')
 
@@ -103,6 +108,18 @@ def child_uuid(host_uuid):
     child's allocations) until its next association refresh.
     """
     return str(uuid.uuid5(_CHILD_NAMESPACE, host_uuid))
+
+
+def _again_while_moved(attempt, give_up):
+    """attempt()'s answer once it is not _AGAIN; give_up(retry state)'s
+
+    after _RETRIES of them.
+    """
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(_RETRIES),
+        retry=tenacity.retry_if_result(lambda answer: answer is _AGAIN),
+        sleep=lambda _seconds: None,
+        retry_error_callback=give_up)(attempt)
 
 
 class PlacementSlots:
@@ -199,30 +216,31 @@ class PlacementSlots:
     def set_slots(self, host_uuid, host_name, rc, slots):
         """Make rc's inventory on the host's child provider ``slots``."""
         child = child_uuid(host_uuid)
-        for _attempt in range(_RETRIES):
-            response = self._call(
-                'GET', '/resource_providers/%s/inventories' % child,
-                ok=(200, 404))
+        url = '/resource_providers/%s/inventories' % child
+
+        def write():
+            response = self._call('GET', url, ok=(200, 404))
             if response.status_code == 404:
                 self._ensure_child(host_uuid, host_name)
-                continue
+                return _AGAIN
             current = response.json()
             inventories = current['inventories']
             inventories[rc] = {'total': slots, 'reserved': 0, 'min_unit': 1,
                                'max_unit': 1, 'step_size': 1,
                                'allocation_ratio': 1.0}
             response = self._call(
-                'PUT', '/resource_providers/%s/inventories' % child,
-                json={'resource_provider_generation':
-                      current['resource_provider_generation'],
-                      'inventories': inventories}, ok=(200, 404, 409))
-            if response.status_code == 200:
-                return
+                'PUT', url, json={'resource_provider_generation':
+                                  current['resource_provider_generation'],
+                                  'inventories': inventories},
+                ok=(200, 404, 409))
             # 409: someone else changed the provider; 404: it went away.
-        raise placement_client.PlacementFailure(
-            status=409, method='PUT',
-            url='/resource_providers/%s/inventories' % child,
-            body='gave up after %d generation conflicts' % _RETRIES)
+            return None if response.status_code == 200 else _AGAIN
+
+        def give_up(_state):
+            raise placement_client.PlacementFailure(
+                status=409, method='PUT', url=url,
+                body='gave up after %d generation conflicts' % _RETRIES)
+        _again_while_moved(write, give_up)
 
     def remove_slots(self, host_uuid, rc):
         """Drop rc's inventory on the host; True when gone.
@@ -233,7 +251,8 @@ class PlacementSlots:
         """
         child = child_uuid(host_uuid)
         url = '/resource_providers/%s/inventories/%s' % (child, rc)
-        for _attempt in range(_RETRIES):
+
+        def remove():
             response = self._call('DELETE', url, ok=(204, 404, 409))
             if response.status_code != 409:
                 return True
@@ -246,7 +265,8 @@ class PlacementSlots:
                     'usages'].get(rc):
                 self._close(child, rc)
                 return False
-        return False
+            return _AGAIN
+        return _again_while_moved(remove, lambda _state: False)
 
     def slots_in_use(self, host_uuid, rc):
         """How many of rc's units on the host boots hold."""
@@ -259,16 +279,18 @@ class PlacementSlots:
 
     def _close(self, child, rc):
         url = '/resource_providers/%s/inventories/%s' % (child, rc)
-        for _attempt in range(_RETRIES):
+
+        def close():
             response = self._call('GET', url, ok=(200, 404))
             if response.status_code == 404:
-                return
+                return None
             inventory = response.json()
             inventory['reserved'] = inventory['total']
             response = self._call('PUT', url, json=inventory,
                                   ok=(200, 404, 409))
-            if response.status_code != 409:
-                return
+            return _AGAIN if response.status_code == 409 else None
+        # Given up quietly: the next try of the removal closes it.
+        _again_while_moved(close, lambda _state: None)
 
 
 class NovaObjects:

@@ -63,3 +63,54 @@ class WriteAllocationsTests(base.TestCase):
         # soak's kills; it was a 500 to the tenant.
         self.assertFalse(self.write(409, ''))
         self.assertFalse(self.write(409, '{"errors": [{"st'))
+
+
+class SlotsTests(base.TestCase):
+    """Inventory writes on a host's child provider meeting other writers."""
+
+    def slots(self, *answers):
+        """PlacementSlots whose Placement gives ``answers`` in turn,
+
+        (status, body) to each call.
+        """
+        self.calls = []
+        answers = list(answers)
+
+        def request(url, method, **_kwargs):
+            self.calls.append(method)
+            status, body = answers.pop(0)
+            return _answer(status, json.dumps(body))
+        adapter = mock.Mock()
+        adapter.request.side_effect = request
+        return resources.PlacementSlots(adapter)
+
+    READ = (200, {'resource_provider_generation': 1, 'inventories': {}})
+
+    def test_a_moved_generation_writes_again_at_once(self):
+        slots = self.slots(self.READ, (409, {}), self.READ, (200, {}))
+        with mock.patch('time.sleep') as sleep:
+            slots.set_slots('h1', 'cn1', 'CUSTOM_R', 2)
+        self.assertEqual(['GET', 'PUT', 'GET', 'PUT'], self.calls)
+        sleep.assert_not_called()
+
+    def test_a_generation_moving_every_time_is_given_up(self):
+        slots = self.slots(*[self.READ, (409, {})] * resources._RETRIES)
+        e = self.assertRaises(placement_client.PlacementFailure,
+                              slots.set_slots, 'h1', 'cn1', 'CUSTOM_R', 2)
+        self.assertIn('gave up after 10 generation conflicts', str(e))
+        self.assertEqual(['GET', 'PUT'] * resources._RETRIES, self.calls)
+
+    def test_removal_tells_a_race_from_units_in_use(self):
+        free = self.slots((409, {}), (200, {'usages': {}}), (204, {}))
+        self.assertTrue(free.remove_slots('h1', 'CUSTOM_R'))
+        self.assertEqual(['DELETE', 'GET', 'DELETE'], self.calls)
+        used = self.slots((409, {}), (200, {'usages': {'CUSTOM_R': 1}}),
+                          (200, {'total': 2, 'reserved': 0}), (200, {}))
+        self.assertFalse(used.remove_slots('h1', 'CUSTOM_R'))
+        self.assertEqual(['DELETE', 'GET', 'GET', 'PUT'], self.calls)
+
+    def test_removal_racing_every_time_says_try_later(self):
+        slots = self.slots(
+            *[(409, {}), (200, {'usages': {}})] * resources._RETRIES)
+        self.assertFalse(slots.remove_slots('h1', 'CUSTOM_R'))
+        self.assertEqual(2 * resources._RETRIES, len(self.calls))
