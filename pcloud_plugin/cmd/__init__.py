@@ -15,3 +15,10 @@
 """Console scripts: pcloud-manage, pcloud-status, pcloud-sandbox. May
 import anything of ours but scheduler/ and blazar/.
 """
+
+import warnings
+
+# Before 2026.2, oslo libraries our commands import bring in eventlet,
+# which warns on every import that it is deprecated: ten lines above each
+# command's output that are neither ours nor the operator's to act on.
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
