@@ -29,6 +29,7 @@ import datetime
 import json
 import os
 import sys
+from urllib import parse
 
 from keystoneauth1 import adapter
 from novaclient import client as nova_client
@@ -137,7 +138,13 @@ def host_lease(demo, pcloud):
             'resource_type': 'pcloud:host', 'amount': 1,
             'host_flavor': FLAVOR, 'pcloud_id': pcloud,
             'lease_type': 'SCHEDULE'}]})['lease']
-    demo.call('DELETE', '/leases/%s' % lease['id'], 204)
+    return lease
+
+
+def allocations(admin):
+    """What holds each host over the next three hours."""
+    admin.call('GET', '/pcloud-allocations?' + parse.urlencode(
+        {'start': _in(0), 'end': _in(3)}), 200, sample='allocations-list')
 
 
 def main():
@@ -153,7 +160,9 @@ def main():
     nova.services.disable(service.id)
     host_flavors(admin, demo, host)
     pcloud = pclouds(demo, alt_project)
-    host_lease(demo, pcloud)
+    lease = host_lease(demo, pcloud)
+    allocations(admin)
+    demo.call('DELETE', '/leases/%s' % lease['id'], 204)
     demo.call('DELETE', '/pclouds/%s' % pcloud, 204)
     admin.call('DELETE', '/pcloud-host-flavors/%s/hosts/%s'
                % (FLAVOR, host), 204)
