@@ -16,8 +16,9 @@
 
 Keystone, Nova (API, conductor, scheduler, fake computes) with Placement,
 and Blazar, on loopback, SQLite and an in-process message bus by default.
-It prints the OS_* variables for the openstack, nova and blazar clients and
-runs until Ctrl-C. ``--demo`` runs the story of everything that exists so
+It prints where the openstack, nova and blazar clients are (beside this
+Python, e.g. .tox/sandbox/bin), the OS_* variables for them, and runs
+until Ctrl-C. ``--demo`` runs the story of everything that exists so
 far with those clients, stops the cloud and exits non-zero at the first
 step that does not behave, naming it.
 """
@@ -53,6 +54,8 @@ INSTALL = "pip install 'pcloud-plugin[sandbox]'"
 # service processes, where a missing one would be a crash in a log.
 EXTRA_MODULES = (('psutil', 'psutil'), ('fixtures', 'fixtures'),
                  ('wsgi_intercept', 'wsgi-intercept'))
+# The clients the sandbox prints the OS_* variables for.
+CLIENTS = ('openstack', 'nova', 'blazar')
 
 
 class _Terminated(BaseException):
@@ -144,6 +147,23 @@ def _run_story(story, parts):
     return 0
 
 
+def clients_line(bin_dir=None):
+    """Where the openstack, nova and blazar clients are: beside this
+
+    Python (e.g. .tox/sandbox/bin), seldom on the user's PATH.
+    """
+    bin_dir = bin_dir or os.path.dirname(os.path.abspath(sys.executable))
+    found = [os.path.join(bin_dir, name) for name in CLIENTS
+             if os.path.exists(os.path.join(bin_dir, name))]
+    line = 'Clients: %s' % (', '.join(found) if found else
+                            'none of %s in %s' % (', '.join(CLIENTS),
+                                                  bin_dir))
+    activate = os.path.join(bin_dir, 'activate')
+    if found and os.path.exists(activate):
+        line += ' (or "source %s" to have them on your PATH)' % activate
+    return line + '.'
+
+
 def _print_ready(sandbox):
     ports = sandbox.ports
     if sandbox.resumed:
@@ -155,9 +175,9 @@ def _print_ready(sandbox):
                       ports['keystone'], ports['nova'], ports['placement'],
                       ports['blazar'], len(sandbox.computes),
                       sandbox.path('logs')))
-    print('Use the openstack, nova and blazar clients with these (also in '
-          '%s; %s is the "demo" member):' % (
-              sandbox.path('admin-openrc'), sandbox.path('demo-openrc')))
+    print(clients_line())
+    print('Use them with these (also in %s; %s is the "demo" member):' % (
+        sandbox.path('admin-openrc'), sandbox.path('demo-openrc')))
     for key, value in sorted(sandbox.env().items()):
         print('export %s=%s' % (key, value))
     sys.stdout.flush()

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+from unittest import mock
 
 import fixtures
 
@@ -82,3 +83,48 @@ class SandboxExtra(base.TestCase):
         wanted = {dist.lower() for _module, dist in
                   supervisor.REQUIREMENTS + sandbox.EXTRA_MODULES}
         self.assertEqual(set(), wanted - extra)
+
+
+class ReadyOutput(base.TestCase):
+    """Where the clients are: beside the sandbox's Python, seldom on PATH."""
+
+    def _bin_dir(self, *names):
+        bin_dir = self.useFixture(fixtures.TempDir()).path
+        for name in names:
+            open(os.path.join(bin_dir, name), 'w').close()
+        return bin_dir
+
+    def _ready(self, bin_dir):
+        ready = mock.Mock(resumed=False, started_in=1.5, computes=[{}] * 4,
+                          ports={'keystone': 1, 'nova': 2, 'placement': 3,
+                                 'blazar': 4})
+        ready.rss.return_value = 2 ** 30
+        ready.path.side_effect = lambda *parts: os.path.join('/s', *parts)
+        ready.env.return_value = {'OS_USERNAME': 'admin'}
+        out = self.useFixture(fixtures.StringStream('stdout')).stream
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.useFixture(fixtures.MonkeyPatch(
+            'sys.executable', os.path.join(bin_dir, 'python')))
+        sandbox._print_ready(ready)
+        out.seek(0)
+        return out.read().splitlines()
+
+    def test_the_clients_are_named_by_their_path(self):
+        bin_dir = self._bin_dir('openstack', 'nova', 'blazar', 'activate')
+        lines = self._ready(bin_dir)
+        self.assertEqual(
+            'Clients: %s, %s, %s (or "source %s" to have them on your PATH).'
+            % tuple(os.path.join(bin_dir, name) for name in
+                    ('openstack', 'nova', 'blazar', 'activate')), lines[1])
+        self.assertEqual('Use them with these (also in /s/admin-openrc; '
+                         '/s/demo-openrc is the "demo" member):', lines[2])
+        self.assertEqual('export OS_USERNAME=admin', lines[3])
+        self.assertNotIn('clients with these', '\n'.join(lines))
+
+    def test_only_the_clients_there_and_no_activate_outside_a_venv(self):
+        bin_dir = self._bin_dir('openstack')
+        self.assertEqual('Clients: %s.' % os.path.join(bin_dir, 'openstack'),
+                         sandbox.clients_line(bin_dir))
+        empty = self._bin_dir('activate')
+        self.assertEqual('Clients: none of openstack, nova, blazar in %s.'
+                         % empty, sandbox.clients_line(empty))
