@@ -129,11 +129,10 @@ class SlotClaims:
 
     def _refusal(self, forest, request, start, end, why, consumer):
         """Say what was short, and in which part of the window."""
-        rc, free, needed, providers = slots_mod.shortage(forest, request)
-        message = ('Cannot reserve %s from %s to %s: %s Most short: %s, '
-                   '%d free on the hosts this reservation may use, %d '
-                   'needed.' % (request.describe(), start, end, why, rc,
-                                free, needed))
+        short = slots_mod.slot_shortage(forest, request)
+        rc, providers = short.rc, short.providers
+        message = ('Cannot reserve %s from %s to %s: %s Most short: %s'
+                   % (request.describe(), start, end, why, short.describe()))
         if not self.explain_usage:
             # What other projects hold, and when, is for admins to see.
             return message

@@ -428,11 +428,10 @@ def matching_hosts(forest, hosts_matching):
                                      if p.root_uuid in kept)
 
 
-def shortage(forest, request):
-    """(class, free, needed, providers) of the class most short on the
+def _eligible(forest, request):
+    """The providers of the hosts the request may use, and the sharing
 
-    hosts the request may use, for a refusal message: free is what those
-    hosts have left at their peak in the window.
+    providers.
     """
     sharing = forest.sharing
     eligible = set()
@@ -451,7 +450,17 @@ def shortage(forest, request):
                     and not request.hosts_matching(members))):
             continue
         eligible.update(p.uuid for p in members if p.uuid not in sharing)
-    eligible |= sharing
+    return eligible | sharing
+
+
+def shortage(forest, request):
+    """(class, free, needed, providers) of the class most short on the
+
+    hosts the request may use: free is what those hosts have left at
+    their peak in the window, added up (slot_shortage says how many
+    slots fit, one slot on one provider).
+    """
+    eligible = _eligible(forest, request)
     worst = None
     for rc, per_slot in sorted(request.resources.items()):
         providers = {p.uuid for p in forest
@@ -462,6 +471,54 @@ def shortage(forest, request):
         if worst is None or ratio < worst[0]:
             worst = (ratio, rc, free, needed, providers)
     return worst[1:]
+
+
+@dataclasses.dataclass(frozen=True)
+class Shortage:
+    """The class that leaves room for the fewest of a request's slots.
+
+    per_slot: what one slot takes of it; largest: the most any one of the
+    providers has free at its peak in the window; fits: how many slots
+    it leaves room for, each whole on one provider (all on one with
+    affinity), as amount asks; providers: the uuids offering it on the
+    hosts the request may use.
+    """
+
+    rc: str
+    per_slot: int
+    largest: int
+    fits: int
+    amount: int
+    providers: frozenset
+
+    def describe(self):
+        return ('%s: a slot takes %d, and the most free on any one host '
+                '(or NUMA node) is %d: room for %d of the %d slots by %s '
+                'alone.' % (self.rc, self.per_slot, self.largest, self.fits,
+                            self.amount, self.rc))
+
+
+def slot_shortage(forest, request):
+    """A Shortage for a refusal message: free capacity is never added up
+
+    across providers, as a slot's class comes whole from one of them.
+    """
+    eligible = _eligible(forest, request)
+    worst = None
+    for rc, per_slot in sorted(request.resources.items()):
+        providers = frozenset(p.uuid for p in forest
+                              if p.uuid in eligible and rc in p.inventories)
+        free = [max(0, forest[u].free(rc)) for u in providers]
+        each = [int(f // per_slot) for f in free]
+        fits = (max(each, default=0) if request.affinity is True
+                else sum(each))
+        found = Shortage(rc, per_slot, int(max(free, default=0)),
+                         min(fits, request.amount), request.amount,
+                         providers)
+        key = (found.fits, found.largest / per_slot)
+        if worst is None or key < worst[0]:
+            worst = (key, found)
+    return worst[1]
 
 
 def zone_aggregates(aggregate_zones, zone, default_zone):

@@ -505,8 +505,8 @@ class InstancePluginTests(base.BlazarTestCase):
             self.assertIn('Only 0 of 1 slots fit', str(e))
             self.assertIn('resource_properties %s' % json.dumps(none),
                           str(e))
-            self.assertIn('0 free on the hosts this reservation may use',
-                          str(e))
+            self.assertIn('the most free on any one host (or NUMA node) '
+                          'is 0: room for 0 of the 1 slots', str(e))
         self.assertEqual([], blazar_db.lease_get_all())
 
     def test_a_name_that_is_no_fact_is_400(self):

@@ -135,9 +135,13 @@ class LeaseAPITests(base.BlazarAPITestCase):
             [self.reservation(8)], [])
         message = str(e)
         self.assertIn('Only 6 of 8 slots fit', message)
-        # 24 VCPU on cn1 and cn2 (cn3 is a pcloud's), 10 held then.
-        self.assertIn('Most short: VCPU, 14 free on the hosts this '
-                      'reservation may use, 16 needed.', message)
+        # 24 VCPU on cn1 and cn2's NUMA nodes (cn3 is a pcloud's), 10
+        # held then: 14 free in all, but counted as slots take them,
+        # whole on one provider.
+        self.assertIn('Most short: VCPU: a slot takes 2, and the most '
+                      'free on any one host (or NUMA node) is 6: room for '
+                      '7 of the 8 slots by VCPU alone.', message)
+        self.assertNotIn('14 free', message)
         # What others hold, and when, is not a member's to see.
         self.assertNotIn('Busiest', message)
         self.assertNotIn(self.hosts['cn1'], message)

@@ -301,3 +301,36 @@ class ShortageTests(base.BaseTestCase):
         rc, free, needed, providers = slots.shortage(forest, request)
         self.assertEqual(('MEMORY_MB', 3072, 4096), (rc, free, needed))
         self.assertEqual({'a', 'b'}, providers)
+
+    def test_free_capacity_is_not_added_up_across_hosts(self):
+        # 1180 MB free on the two hosts together, but a 781 MB slot
+        # fits on neither.
+        forest = forest_mod.ProviderForest([
+            host('a', memory=2048, usage={'MEMORY_MB': 1448}),
+            host('b', memory=2048, usage={'MEMORY_MB': 1468})])
+        request = slots.SlotRequest(dict(SLOT, MEMORY_MB=781), 1)
+        short = slots.slot_shortage(forest, request)
+        self.assertEqual(('MEMORY_MB', 781, 600, 0, 1),
+                         (short.rc, short.per_slot, short.largest,
+                          short.fits, short.amount))
+        self.assertEqual({'a', 'b'}, short.providers)
+        self.assertEqual(
+            'MEMORY_MB: a slot takes 781, and the most free on any one '
+            'host (or NUMA node) is 600: room for 0 of the 1 slots by '
+            'MEMORY_MB alone.', short.describe())
+        self.assertNotIn('1180', short.describe())
+
+    def test_counts_whole_slots_per_host_on_usable_hosts(self):
+        forest = forest_mod.ProviderForest([
+            host('a', memory=2048, usage={'MEMORY_MB': 1024}),
+            host('b', memory=3000),
+            host('pc', memory=65536)])
+        request = slots.SlotRequest(SLOT, 4, excluded_hosts={'pc'})
+        short = slots.slot_shortage(forest, request)
+        # a takes 1 slot of memory, b 2 (not 3000 / 1024 added up).
+        self.assertEqual(('MEMORY_MB', 3000, 3), (
+            short.rc, short.largest, short.fits))
+        # With affinity every slot goes to one host: b's 2 at most.
+        request = slots.SlotRequest(SLOT, 4, affinity=True,
+                                    excluded_hosts={'pc'})
+        self.assertEqual(2, slots.slot_shortage(forest, request).fits)
