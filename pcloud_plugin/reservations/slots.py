@@ -453,26 +453,6 @@ def _eligible(forest, request):
     return eligible | sharing
 
 
-def shortage(forest, request):
-    """(class, free, needed, providers) of the class most short on the
-
-    hosts the request may use: free is what those hosts have left at
-    their peak in the window, added up (slot_shortage says how many
-    slots fit, one slot on one provider).
-    """
-    eligible = _eligible(forest, request)
-    worst = None
-    for rc, per_slot in sorted(request.resources.items()):
-        providers = {p.uuid for p in forest
-                     if p.uuid in eligible and rc in p.inventories}
-        free = sum(max(0, forest[u].free(rc)) for u in providers)
-        needed = per_slot * request.amount
-        ratio = free / needed
-        if worst is None or ratio < worst[0]:
-            worst = (ratio, rc, free, needed, providers)
-    return worst[1:]
-
-
 @dataclasses.dataclass(frozen=True)
 class Shortage:
     """The class that leaves room for the fewest of a request's slots.

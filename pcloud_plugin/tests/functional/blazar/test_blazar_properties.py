@@ -182,13 +182,13 @@ class _BlazarHosts:
     def our_hosts(self, expr):
         """The hosts our placing may use for expr (refusals count them
 
-        the same way: slots.shortage).
+        the same way: slots.slot_shortage).
         """
         found = host_properties.parse(expr)
         request = slots.SlotRequest(
             {'VCPU': 1}, 1, required=found.required,
             forbidden=found.forbidden, hosts_matching=found.hosts_matching)
-        _rc, _free, _needed, providers = slots.shortage(self.forest, request)
+        providers = slots.slot_shortage(self.forest, request).providers
         return {self.forest[self.forest[p].root_uuid].name
                 for p in providers}
 

@@ -245,15 +245,18 @@ class PlacingTests(oslo_base.BaseTestCase):
         self.assertIn('on hosts of resource_properties [">", "$vcpus", '
                       '"64"]', request.describe())
         # Nothing is free on the hosts it may use.
-        rc, free, needed, providers = slots.shortage(forest, request)
-        self.assertEqual((0, set()), (free, providers))
+        short = slots.slot_shortage(forest, request)
+        self.assertEqual((0, 0, frozenset()),
+                         (short.largest, short.fits, short.providers))
 
     def test_shortage_counts_only_matching_hosts(self):
         forest = forest_mod.ProviderForest(_hosts())
         request = self._request(['<=', '$vcpus', '8'], 100)
-        rc, free, needed, providers = slots.shortage(forest, request)
+        short = slots.slot_shortage(forest, request)
+        # 12 VCPU free on cn1 and cn2 together: room for 12 of 100 slots.
         self.assertEqual(('VCPU', 12, 100, {'cn1', 'cn2'}),
-                         (rc, free, needed, providers))
+                         (short.rc, short.fits, short.amount,
+                          short.providers))
 
     def test_a_tree_matches_by_its_totals(self):
         # cn2's VCPU are its NUMA nodes': 8 in all.

@@ -298,9 +298,12 @@ class ShortageTests(base.BaseTestCase):
             host('b', memory=2048),
             host('pc', memory=65536)])
         request = slots.SlotRequest(SLOT, 4, excluded_hosts={'pc'})
-        rc, free, needed, providers = slots.shortage(forest, request)
-        self.assertEqual(('MEMORY_MB', 3072, 4096), (rc, free, needed))
-        self.assertEqual({'a', 'b'}, providers)
+        short = slots.slot_shortage(forest, request)
+        # Memory leaves room for 1 slot on a and 2 on b; VCPU for 4 + 4.
+        self.assertEqual(('MEMORY_MB', 1024, 2048, 3, 4),
+                         (short.rc, short.per_slot, short.largest,
+                          short.fits, short.amount))
+        self.assertEqual({'a', 'b'}, short.providers)
 
     def test_free_capacity_is_not_added_up_across_hosts(self):
         # 1180 MB free on the two hosts together, but a 781 MB slot
