@@ -16,3 +16,20 @@
 Placement over HTTP; Nova is a recording fake (fake_nova). Imports
 blazar, never nova.
 """
+
+
+def _patch_as_blazar_does():
+    """Patch the process with eventlet first where Blazar runs under it.
+
+    Blazar before 2026.2 (18) runs under eventlet: its API app patches
+    the process when imported, too late for threads and sockets made
+    before. Patched first, as blazar-api's and blazar-manager's entry
+    points do, so our plugins run here as they run there.
+    """
+    from importlib import metadata
+    if int(metadata.version('blazar').split('.')[0]) < 18:
+        import eventlet
+        eventlet.monkey_patch()
+
+
+_patch_as_blazar_does()

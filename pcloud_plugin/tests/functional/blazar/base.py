@@ -321,7 +321,9 @@ class BlazarTestCase(base.LedgerTestCase):
         pass. The start event, after.
         """
         event = self.event(lease_id, 'start_lease')
-        asyncio.run(self.manager._process_events_concurrently([event]))
+        running = self.manager._process_events_concurrently([event])
+        if asyncio.iscoroutine(running):  # Blazar 18; before, eventlet's
+            asyncio.run(running)
         return blazar_db.event_get(event['id'])
 
     def nova_down_for_a_while(self, call):

@@ -30,6 +30,7 @@ import sys
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import plugin as ks_plugin
 from nova.tests.functional.api import client as api_client
+from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
 
 from pcloud_plugin.clients import nova as nova_client
@@ -73,6 +74,13 @@ class PcloudNovaTestCase(integrated_helpers._IntegratedTestBase):
     # 10 VCPU, 8 GB RAM each.
     compute_driver = 'fake.MediumFakeDriver'
     HOSTS = ('host1', 'host2', 'host3', 'host4', 'host5')
+
+    def useFixture(self, fixture):
+        # Nova before 2026.2 does not keep its Placement fixture, whose
+        # endpoint and token our service's Placement client needs.
+        if isinstance(fixture, func_fixtures.PlacementFixture):
+            self.placement_fixture = fixture
+        return super().useFixture(fixture)
 
     def setUp(self):
         self.flags(compute_driver=self.compute_driver)
