@@ -90,17 +90,15 @@ def check_blazar():
                   if r.endpoint.startswith(blueprint.name + '.')]
         _ok(ep.group, ep.name, 'blueprint %s registered by make_app, '
             '%d routes' % (blueprint.name, len(routes)))
-    for ep in _entry_points('blazar.resource.plugins'):
-        plugin = ep.load()
-        assert issubclass(plugin, plugin_base.BasePlugin), ep.name
-        _ok(ep.group, ep.name, 'resource type %s' % plugin.resource_type)
     loaded = manager_service.ManagerService()._get_plugins()
     for ep in _entry_points('blazar.resource.plugins'):
         plugin = ep.load()
+        assert issubclass(plugin, plugin_base.BasePlugin), ep.name
         # Blazar logs, and leaves out, a plugin it could not make.
         assert isinstance(loaded.get(plugin.resource_type), plugin), (
             '%s not made by blazar-manager' % ep.name)
-        _ok('blazar-manager', ep.name, 'made for %s' % plugin.resource_type)
+        _ok(ep.group, ep.name, 'made by blazar-manager for %s'
+            % plugin.resource_type)
     for ep in _entry_points('oslo.policy.enforcer'):
         enforcer = ep.load()()
         enforcer.load_rules()
