@@ -43,75 +43,36 @@ stops new boots even before Blazar's end event has run (it may be late,
 or its manager down), and a host that a failed clean-up left in a lease
 aggregate takes none.
 
-It reads nothing but HostState.aggregates, the scheduler's in-memory copy
-of Nova's aggregates, and the clock: no API or database call, no config
-of ours. The request is looked at once; each host costs a look at its
-own few aggregates and two dict lookups, and a lease aggregate's window
-is read once per request.
+The rule itself is pcloud.boot_rule's, which the Pcloud API's boot check
+also asks to tell a tenant why a boot was refused. It reads nothing but
+HostState.aggregates, the scheduler's in-memory copy of Nova's
+aggregates, and the clock: no API or database call, no config of ours.
+The request is looked at once; each host costs a look at its own few
+aggregates and two dict lookups, and a lease aggregate's window is read
+once per request.
 """
 
 from nova.scheduler import filters
 from nova.scheduler import utils as scheduler_utils
-from oslo_utils import timeutils
 
-from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import boot_rule
 
 HINT = 'pcloud'
-_POOL_OR_PCLOUD = frozenset((codec.TYPE_POOL, codec.TYPE_PCLOUD))
-
-
-def _outside_pclouds(host_state):
-    for agg in host_state.aggregates:
-        md = agg.metadata
-        if md.get(codec.TYPE) in _POOL_OR_PCLOUD or codec.is_lease(md):
-            return False
-    return True
-
-
-def _nowhere(host_state):
-    return False
-
-
-def _in_pcloud(pcloud_id, project_id):
-    """The rule for a request naming a pcloud, made once per request."""
-    name = codec.pcloud_name(pcloud_id)
-    tenant_key = codec.tenant_key(project_id or '')
-    now = timeutils.utcnow()
-    holds = {}  # lease aggregate id: whether it holds its hosts now
-
-    def lease_allows(host_state):
-        """False if a lease aggregate has the host and none holds it."""
-        found = False
-        for agg in host_state.aggregates:
-            if codec.is_lease(agg.metadata):
-                if agg.id not in holds:
-                    holds[agg.id] = codec.lease_holds(agg.metadata,
-                                                      pcloud_id, now)
-                if holds[agg.id]:
-                    return True
-                found = True
-        return not found
-
-    def passes(host_state):
-        for agg in host_state.aggregates:
-            if agg.name == name:
-                md = agg.metadata
-                return (md.get(codec.TYPE) == codec.TYPE_PCLOUD
-                        and md.get(tenant_key) == codec.TENANT
-                        and md.get(codec.HOST_STATE_PREFIX
-                                   + host_state.nodename) == codec.ENABLED
-                        and lease_allows(host_state))
-        return False
-    return passes
 
 
 def _rule(spec_obj):
-    hint = spec_obj.get_scheduler_hint(HINT)
-    if hint is None:
-        return _outside_pclouds
-    if not isinstance(hint, str) or not spec_obj.project_id:
-        return _nowhere
-    return _in_pcloud(hint, spec_obj.project_id)
+    """passes(host_state), by boot_rule for this request."""
+    refusal = boot_rule.refusal(spec_obj.get_scheduler_hint(HINT),
+                                spec_obj.project_id)
+
+    def passes(host_state):
+        return refusal(host_state.aggregates, host_state.nodename) is None
+    return passes
+
+
+def _outside_pclouds(host_state):
+    return boot_rule.refusal(None, None)(host_state.aggregates,
+                                         host_state.nodename) is None
 
 
 def _is_move(spec_obj):

@@ -280,7 +280,10 @@ class LeaseWindowTests(PcloudFilterTests):
 class FilterImportsTests(testtools.TestCase):
 
     def test_loads_none_of_our_config_clients_or_db(self):
-        """nova-scheduler gets the filter and the pure codec, no more."""
+        """nova-scheduler gets the filter, the pure codec and the rule,
+
+        no more.
+        """
         code = ('import sys; '
                 'import pcloud_plugin.scheduler.filters.pcloud_filter; '
                 'print(" ".join(sorted(m for m in sys.modules '
@@ -291,6 +294,7 @@ class FilterImportsTests(testtools.TestCase):
         self.assertEqual(['pcloud_plugin', 'pcloud_plugin.exception',
                           'pcloud_plugin.pcloud',
                           'pcloud_plugin.pcloud.aggregates',
+                          'pcloud_plugin.pcloud.boot_rule',
                           'pcloud_plugin.scheduler',
                           'pcloud_plugin.scheduler.filters',
                           'pcloud_plugin.scheduler.filters.pcloud_filter'],
