@@ -178,6 +178,10 @@ class HostFlavorNotFound(NotFound):
     msg_fmt = 'No host flavor %(flavor_id)s.'
 
 
+class FlavorNotFound(NotFound):
+    msg_fmt = 'No flavor %(flavor)s that your project may use.'
+
+
 class PcloudNotFound(NotFound):
     msg_fmt = 'No pcloud %(pcloud_id)s.'
 

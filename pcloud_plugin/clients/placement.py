@@ -116,6 +116,31 @@ def read_forest(adapter):
         [read_provider(adapter, rp) for rp in list_providers(adapter)])
 
 
+def candidate_roots(adapter, resources, required=(), forbidden=()):
+    """Names of the root providers (compute nodes) Placement has
+
+    allocation candidates on for ``resources`` ({class: amount}) in one
+    group, with the ``required`` traits and none of the ``forbidden``.
+    """
+    query = {'resources': ','.join('%s:%d' % item
+                                   for item in sorted(resources.items()))}
+    traits = list(required) + ['!' + trait for trait in forbidden]
+    if traits:
+        query['required'] = ','.join(traits)
+    # 1.29: provider summaries name each provider's root.
+    response = call(adapter, 'GET', '/allocation_candidates?'
+                    + parse.urlencode(query), ok=(200, 400),
+                    microversion='1.29')
+    if response.status_code == 400:
+        # A class or trait Placement does not know: no provider has it.
+        return set()
+    found = response.json()
+    roots = {summary['root_provider_uuid']
+             for summary in found['provider_summaries'].values()}
+    return {rp['name'] for rp in list_providers(adapter)
+            if rp['uuid'] in roots}
+
+
 def provider_named(adapter, name):
     """The provider named ``name``, as list_providers gives it."""
     found = _get(adapter, '/resource_providers?name=%s' % parse.quote(name))

@@ -28,6 +28,7 @@ OFFERINGS = 'pcloud-offerings'
 ALLOCATIONS = 'pcloud-allocations'
 LEASE_STATES = 'pcloud-leases'
 HINTS = 'pcloud-hints'
+BOOT_CHECK = 'pcloud-boot-check'
 HOST_RESOURCE_TYPE = 'pcloud:host'
 
 
@@ -257,6 +258,14 @@ class Client(object):
     def show_lease_hints(self):
         """What a lease of the caller's project may ask for."""
         return self._request('GET', _path(HINTS))['hints']
+
+    def check_boot(self, params):
+        """Why a boot with ``params``' pcloud hint and flavor would be
+
+        refused.
+        """
+        return self._request('GET', _path(BOOT_CHECK), params=params)[
+            'boot_check']
 
     # Offerings and allocations.
 

@@ -15,6 +15,7 @@
 
 import logging
 
+from cliff import columns
 from keystoneauth1 import exceptions as ks_exc
 from osc_lib import exceptions
 from osc_lib import utils
@@ -25,6 +26,16 @@ LOG = logging.getLogger(__name__)
 def client(cmd):
     """The pcloud API client of a command."""
     return cmd.app.client_manager.pcloud
+
+
+class LinesColumn(columns.FormattableColumn):
+    """A list of sentences: one a line in a table, a list in JSON."""
+
+    def human_readable(self):
+        return '\n'.join(self._value)
+
+    def machine_readable(self):
+        return list(self._value)
 
 
 def show_one(item, formatters=None):

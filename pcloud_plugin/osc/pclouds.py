@@ -385,6 +385,43 @@ class RemoveTenant(common.Deprecated, _ProjectIdOnly, RemoveProject):
     replacement = 'pcloud remove project'
 
 
+class CheckBoot(command.ShowOne):
+    """Whether a boot of your project has a host, and why not.
+
+    Nova answers every boot no host takes with "No valid host was
+    found"; this asks what its scheduler would, for the same hint and
+    flavor: which hosts the PcloudFilter, Nova's compute services and
+    Placement each leave out, and why.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--flavor', metavar='<flavor>',
+                            help='Flavor of the boot (name or ID; '
+                            'default: room is not checked)')
+        parser.add_argument('--hint', metavar='<key=value>',
+                            action='append', default=[],
+                            help='Scheduler hint of the boot, as '
+                            '"openstack server create" takes it: '
+                            'pcloud=<pcloud-id> (others are ignored)')
+        return parser
+
+    def take_action(self, parsed_args):
+        params = {}
+        for hint in parsed_args.hint:
+            key, _sep, value = hint.partition('=')
+            if key == 'pcloud':
+                params.setdefault('pcloud', []).append(value)
+        if parsed_args.flavor:
+            params['flavor'] = parsed_args.flavor
+        found = common.client(self).check_boot(params)
+        refused = ['%d host(s): %s' % (r['hosts'], r['message'])
+                   if r['hosts'] else r['message']
+                   for r in found['refused']]
+        return common.show_one(dict(found, refused=refused),
+                               {'refused': common.LinesColumn})
+
+
 class ShowAllocationRatio(common.Deprecated, command.ShowOne):
     """Show a pcloud's allocation ratios (deprecated: pcloud show)."""
 

@@ -41,6 +41,7 @@ from pcloud_plugin import exception
 from pcloud_plugin import faults
 from pcloud_plugin.notifications import usage as usage_mod
 from pcloud_plugin.pcloud import aggregates as codec
+from pcloud_plugin.pcloud import boot_check
 from pcloud_plugin.pcloud import cloud as cloud_mod
 from pcloud_plugin.pcloud import host_flavors
 from pcloud_plugin.pcloud import leases as leases_mod
@@ -59,11 +60,12 @@ _HYPERVISOR_PAGE = 500
 _RANDOM = random.SystemRandom()
 
 
-class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
+class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios,
+                    boot_check.BootCheck):
     """Host flavors for cloud admins, pclouds for their owners.
 
     (Host flavors and pools are pcloud.host_flavors', allocation ratios
-    pcloud.ratios'.)
+    pcloud.ratios', the boot check pcloud.boot_check's.)
 
     ``nova`` is a python-novaclient Client with admin credentials (see
     clients/nova.py); ``placement`` a keystoneauth adapter for Placement,
@@ -180,17 +182,20 @@ class PcloudService(host_flavors.HostFlavors, ratios_mod.AllocationRatios):
         except exception.NovaError:
             found = []
         nodes = [h for h in found if h.service['host'] == host]
-        if nodes:
-            return nodes
-        # Its hypervisor_hostname need not contain the host name: page.
+        # Its hypervisor_hostname need not contain the host name.
+        return nodes or [h for h in self._hypervisors()
+                         if h.service['host'] == host]
+
+    def _hypervisors(self):
+        """Every hypervisor of Nova, detailed, page by page."""
         marker = None
         while True:
             page = self._call('list hypervisors', self.nova.hypervisors.list,
                               detailed=True, marker=marker,
                               limit=_HYPERVISOR_PAGE)
-            nodes.extend(h for h in page if h.service['host'] == host)
+            yield from page
             if len(page) < _HYPERVISOR_PAGE:
-                return nodes
+                return
             marker = page[-1].id
 
     def _servers_on(self, hostname):

@@ -19,6 +19,7 @@ import itertools
 
 from pcloud_plugin.policies import allocations
 from pcloud_plugin.policies import base
+from pcloud_plugin.policies import boot_checks
 from pcloud_plugin.policies import host_flavors
 from pcloud_plugin.policies import leases
 from pcloud_plugin.policies import offerings
@@ -31,4 +32,5 @@ def list_rules():
                                 pclouds.list_rules(),
                                 offerings.list_rules(),
                                 allocations.list_rules(),
-                                leases.list_rules()))
+                                leases.list_rules(),
+                                boot_checks.list_rules()))

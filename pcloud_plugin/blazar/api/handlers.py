@@ -460,6 +460,25 @@ class API(object):
 
     # Leases as seeds/001 names their states.
 
+    # Boot checks.
+
+    def check_boot(self, ctx, query):
+        """Why a boot by ctx's project with ``query``'s pcloud hint and
+
+        flavor would be refused (PcloudService.check_boot). A pcloud ctx
+        may not see is one there is not, as everywhere in this API.
+        """
+        policy.authorize(ctx, 'pcloud:boot:check', _own(ctx))
+        every = policy.authorize(ctx, 'pcloud:pcloud:list_all_projects',
+                                 _own(ctx), do_raise=False)
+
+        def visible(pcloud):
+            return (every or pcloud['owner'] == ctx.project_id
+                    or ctx.project_id in pcloud['tenants'])
+        return self.service.check_boot(
+            _service_context(ctx, False), query.get('pcloud'),
+            query.get('flavor'), visible)
+
     def list_leases(self, ctx, project_id=None):
         """The leases of the caller's project (an admin's: of
 

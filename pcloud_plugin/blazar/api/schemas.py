@@ -93,6 +93,9 @@ INSTANCE_OFFERINGS_QUERY = _object(
     **OFFERING_COMMON)
 ALLOCATIONS_QUERY = _object(start=MOMENT, end=MOMENT, host=HOSTNAME)
 LEASE_LIST_QUERY = _object(project_id=PROJECT_ID)
+# A boot's pcloud hint as given (an id, or a name the check points out)
+# and its flavor's id or name.
+BOOT_CHECK_QUERY = _object(pcloud=NAME, flavor=NAME)
 
 
 # Blazar's own lease routes (POST /leases, PUT /leases/<id>; see

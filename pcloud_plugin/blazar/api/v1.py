@@ -470,6 +470,14 @@ def leases_show(ctx, query, lease_id):
     return {'lease': _api.show_lease(ctx, lease_id)}
 
 
+# Why a boot would be refused (any project member): the PcloudFilter's
+# rule, Nova's compute services and Placement, for a hint and a flavor.
+
+@route('GET', '/pcloud-boot-check', query=schemas.BOOT_CHECK_QUERY)
+def boot_check(ctx, query):
+    return {'boot_check': _api.check_boot(ctx, query)}
+
+
 # What a lease may ask for (seeds/001's hints), to any reader.
 
 @route('GET', '/pcloud-hints')

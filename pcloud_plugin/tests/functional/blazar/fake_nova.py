@@ -65,7 +65,8 @@ class FakeNova:
             'list': lambda: list(self.group_objs.values()),
             'create': self._group_create, 'delete': self._group_delete})
         self.hypervisors = _Manager(self, 'hypervisors', {
-            'get': self._hypervisor_get, 'search': self._hypervisor_search})
+            'get': self._hypervisor_get, 'search': self._hypervisor_search,
+            'list': self._hypervisor_list})
         # {project id: {'instances': n, 'cores': n}}; none: no limit.
         self.quota_sets = {}
         self.quotas = _Manager(self, 'quotas', {'get': self._quota_get})
@@ -238,6 +239,12 @@ class FakeNova:
         if not found:
             raise nova_exc.NotFound(404, 'No hypervisor %s' % hostname)
         return found
+
+    def _hypervisor_list(self, detailed=True, marker=None, limit=None):
+        """Every hypervisor, up and enabled, in one page."""
+        return [_Obj(id=node, hypervisor_hostname=host, state='up',
+                     status='enabled', service={'host': host})
+                for node, host in sorted(self.hypervisor_hosts.items())]
 
     def _hypervisor_get(self, hypervisor_id):
         try:

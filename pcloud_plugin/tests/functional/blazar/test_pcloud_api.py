@@ -100,6 +100,17 @@ class PolicyTest(_OnePcloud):
                 self.assertNotIn(resp.status_code, (401, 403, 404),
                                  resp.text)
 
+    def test_boot_checks_are_for_any_member_of_their_own_project(self):
+        self.check('GET', '/pcloud-boot-check?pcloud=%s' % self.pcloud,
+                   ['admin', 'alice-member', 'bob-member'],
+                   ['alice-reader', 'alice-norole'], allowed_status=200)
+        # bob, not authorized on alice's pcloud, learns nothing of it.
+        found = self.call('bob-member', 'GET', '/pcloud-boot-check?pcloud=%s'
+                          % self.pcloud).json()['boot_check']
+        self.assertEqual(['no_such_pcloud'],
+                         [r['reason'] for r in found['refused']])
+        self.assertNotIn(ALICE, str(found))
+
     def test_host_flavor_reads_are_for_any_reader(self):
         self.check('GET', '/pcloud-host-flavors',
                    ['admin', 'alice-reader', 'bob-member'],
@@ -683,7 +694,8 @@ _FIELDS = ('id', 'description', 'units', 'host', 'name', 'flavor_id',
            'cpu_allocation_ratio', 'ram_allocation_ratio')
 _QUERY_KEYS = ('project_id', 'state', 'limit', 'marker', 'all_projects',
                'amount', 'duration', 'start', 'end', 'count', 'host',
-               'vcpus', 'memory_mb', 'affinity', 'resource_properties')
+               'vcpus', 'memory_mb', 'affinity', 'resource_properties',
+               'pcloud', 'flavor')
 
 
 @st.composite
@@ -725,7 +737,7 @@ class FuzzTest(APITestCase):
                  'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(29, len(routes))
+        self.assertEqual(30, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 

@@ -154,6 +154,10 @@ class InstanceReservationFence(_Fence):
             user=common.DEMO_USER)
         self._boot('after', 'm1.tiny', common.ALT_USER)
 
+    def _boot_check(self, flavor):
+        return self.cli.json('openstack', 'pcloud', 'boot', 'check',
+                             '--flavor', flavor, user=common.DEMO_USER)
+
     def test_only_the_reserved_flavor_boots_into_what_a_lease_holds(self):
         memory = self._free_memory() // SLOTS
         end = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
@@ -177,11 +181,16 @@ class InstanceReservationFence(_Fence):
         # Another project's plain boot, and the lessee's own: no room.
         for user in (common.ALT_USER, common.DEMO_USER):
             commands.boot_fails(self.cli, 'plain-%s' % user, 'm1.tiny', user)
-        # The reserved flavor: one boot per slot, then no more.
+        # The reserved flavor: one boot per slot, then no more; the boot
+        # check says so, from Placement's candidates.
+        self.assertTrue(self._boot_check(flavor)['bootable'])
         reserved = [self._boot('reserved-%d' % n, flavor, common.DEMO_USER)
                     for n in range(SLOTS)]
         commands.boot_fails(self.cli, 'reserved-extra', flavor,
                             common.DEMO_USER)
+        found = self._boot_check(flavor)
+        self.assertFalse(found['bootable'])
+        self.assertIn('no room left for flavor', ' '.join(found['refused']))
 
         # Once the lease has ended (its end made due now), Placement holds
         # nothing for it: the capacity is everyone's again.

@@ -32,7 +32,11 @@ from pcloud_plugin.tests.functional.sandbox import test_capacity_truth
 HOST = 'rack-authz'
 
 
-class ProjectByName(test_capacity_truth._Capacity):
+class PcloudWithAHost(test_capacity_truth._Capacity):
+    """The shared sandbox, where each test makes a pcloud of the demo
+
+    project's holding one host (disabled in it), with alt's project id.
+    """
 
     def setUp(self):
         super().setUp()
@@ -67,6 +71,9 @@ class ProjectByName(test_capacity_truth._Capacity):
         self.demo.allocate_host(pcloud['id'], HOST, flavor)
         self.addCleanup(self.demo.release_host, pcloud['id'], HOST)
         return pcloud, compute
+
+
+class ProjectByName(PcloudWithAHost):
 
     def _project(self, verb, pcloud, project):
         return self.cli.run('openstack', 'pcloud', verb, 'project', pcloud,

@@ -144,7 +144,8 @@ class _Hypervisors(_Manager):
     def _view(self, host, servers):
         node = self._nova.nodes[host]
         view = {'id': node['id'], 'hypervisor_hostname': node['name'],
-                'service': {'host': host}}
+                'service': {'host': host}, 'state': node['state'],
+                'status': self._nova.computes[host]['status']}
         if servers and node['servers']:
             view['servers'] = [{'uuid': u, 'name': u}
                                for u in node['servers']]
@@ -168,6 +169,28 @@ class _Hypervisors(_Manager):
             return views[:limit]
 
 
+class _Flavors(_Manager):
+
+    def get(self, flavor_id):
+        with self._nova.call():
+            try:
+                return self._nova.flavor_rows[flavor_id]
+            except KeyError:
+                raise nova_exc.NotFound(404, 'No flavor %s' % flavor_id)
+
+    def list(self, is_public=True):
+        with self._nova.call():
+            return list(self._nova.flavor_rows.values())
+
+
+class _FlavorAccess(_Manager):
+
+    def list(self, flavor):
+        with self._nova.call():
+            return [types.SimpleNamespace(tenant_id=p)
+                    for p in self._nova.flavor_projects[flavor]]
+
+
 class FakeNova(object):
 
     def __init__(self, latency=0.0):
@@ -184,12 +207,26 @@ class FakeNova(object):
         self.hypervisors = _Hypervisors(self)
         self.quota_sets = {}
         self.quotas = _Quotas(self)
+        self.flavor_rows = {}      # id -> flavor
+        self.flavor_projects = {}  # id -> projects of a private one
+        self.flavors = _Flavors(self)
+        self.flavor_access = _FlavorAccess(self)
 
     def add_compute(self, host, node=None, status='disabled', servers=()):
         self.computes[host] = {'id': 'svc-%s' % host, 'host': host,
                                'binary': 'nova-compute', 'status': status}
         self.nodes[host] = {'id': 'node-%s' % host, 'name': node or host,
-                            'servers': list(servers)}
+                            'servers': list(servers), 'state': 'up'}
+
+    def add_flavor(self, flavor_id, name, vcpus=1, ram=512, disk=1,
+                   extra_specs=None, projects=None):
+        """A flavor; private to ``projects`` when given."""
+        self.flavor_rows[flavor_id] = types.SimpleNamespace(**{
+            'id': flavor_id, 'name': name, 'vcpus': vcpus, 'ram': ram,
+            'disk': disk, 'swap': '', 'OS-FLV-EXT-DATA:ephemeral': 0,
+            'os-flavor-access:is_public': projects is None,
+            'get_keys': lambda: dict(extra_specs or {})})
+        self.flavor_projects[flavor_id] = list(projects or ())
 
     def snapshot(self, agg):
         return types.SimpleNamespace(**copy.deepcopy(agg))
