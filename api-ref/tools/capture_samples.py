@@ -107,6 +107,9 @@ def pclouds(demo, alt_project):
     base = '/pclouds/%s' % pcloud
     demo.call('POST', base + '/hosts', 201, sample='pcloud-host-add',
               body={'name': HOST_NAME, 'flavor_id': FLAVOR})
+    # Its host is disabled until its owner enables it: why a boot fails.
+    demo.call('GET', '/pcloud-boot-check?' + parse.urlencode(
+        {'pcloud': pcloud, 'flavor': 'm1.tiny'}), 200, sample='boot-check')
     demo.call('PUT', '%s/hosts/%s' % (base, HOST_NAME), 200,
               body={'state': 'enabled'}, sample='pcloud-host-update')
     demo.call('GET', base + '/hosts', 200, sample='pcloud-hosts-list')
@@ -141,10 +144,29 @@ def host_lease(demo, pcloud):
     return lease
 
 
-def allocations(admin):
-    """What holds each host over the next three hours."""
+def allocations(admin, demo, pcloud, host):
+    """What holds each host over the next three hours: besides the host
+
+    lease, the pcloud holding a second host of the pool (``host``) for
+    good, and an instance reservation's slot; all undone after.
+    """
+    admin.call('POST', '/pcloud-host-flavors/%s/hosts' % FLAVOR, 201,
+               body={'host': host})
+    base = '/pclouds/%s/hosts' % pcloud
+    demo.call('POST', base, 201, body={'name': 'rack-b',
+                                       'flavor_id': FLAVOR})
+    slots = demo.call('POST', '/leases', 201, body={
+        'name': 'my-slots', 'start_date': _in(1), 'end_date': _in(2),
+        'events': [], 'reservations': [{
+            'resource_type': 'virtual:instance', 'amount': 1, 'vcpus': 1,
+            'memory_mb': 512, 'disk_gb': 1, 'affinity': None,
+            'resource_properties': ''}]})['lease']
     admin.call('GET', '/pcloud-allocations?' + parse.urlencode(
         {'start': _in(0), 'end': _in(3)}), 200, sample='allocations-list')
+    demo.call('DELETE', '/leases/%s' % slots['id'], 204)
+    demo.call('DELETE', base + '/rack-b', 204)
+    admin.call('DELETE', '/pcloud-host-flavors/%s/hosts/%s'
+               % (FLAVOR, host), 204)
 
 
 def main():
@@ -154,20 +176,23 @@ def main():
     demo = Api(fixture.session(sandbox, common.DEMO_USER))
     alt_project = fixture.session(sandbox, common.ALT_USER).get_project_id()
     nova = nova_client.Client('2.53', session=admin_session)
-    host = sorted(c['name'] for c in sandbox.computes)[-1]
+    second, host = sorted(c['name'] for c in sandbox.computes)[-2:]
     # A host joins a pool empty, with its compute service disabled.
-    (service,) = nova.services.list(host=host, binary='nova-compute')
-    nova.services.disable(service.id)
+    services = [nova.services.list(host=name, binary='nova-compute')[0]
+                for name in (host, second)]
+    for service in services:
+        nova.services.disable(service.id)
     host_flavors(admin, demo, host)
     pcloud = pclouds(demo, alt_project)
     lease = host_lease(demo, pcloud)
-    allocations(admin)
+    allocations(admin, demo, pcloud, second)
     demo.call('DELETE', '/leases/%s' % lease['id'], 204)
     demo.call('DELETE', '/pclouds/%s' % pcloud, 204)
     admin.call('DELETE', '/pcloud-host-flavors/%s/hosts/%s'
                % (FLAVOR, host), 204)
     admin.call('DELETE', '/pcloud-host-flavors/%s' % FLAVOR, 204)
-    nova.services.enable(service.id)
+    for service in services:
+        nova.services.enable(service.id)
     print('Samples written to %s' % os.path.normpath(SAMPLES))
 
 

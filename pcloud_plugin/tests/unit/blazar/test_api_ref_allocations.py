@@ -88,6 +88,16 @@ class AllocationsSampleTest(base.TestCase):
                                              held['name'])
         return providers, leases, slots, consumers, claims, pclouds
 
+    def _window(self):
+        """The window the sample was captured for: from the first start
+
+        to the last end.
+        """
+        held = [h for host in self.sample['allocations']
+                for h in host['allocations']]
+        return (min(_moment(h['start']) for h in held),
+                max(_moment(h['end']) for h in held if h['end']))
+
     def test_the_sample_is_what_the_code_answers(self):
         providers, leases, slots, consumers, claims, pclouds = (
             self._records())
@@ -110,9 +120,7 @@ class AllocationsSampleTest(base.TestCase):
                 mock.patch(module + '_pclouds_by_node',
                            return_value=pclouds):
             answer = {'allocations': allocations.host_allocations(
-                mock.sentinel.context, [],
-                datetime.datetime(2031, 1, 1, 9, 0),
-                datetime.datetime(2031, 1, 1, 12, 0))}
+                mock.sentinel.context, [], *self._window())}
         self.assertEqual(self.sample, json.loads(jsonutils.dumps(answer)))
 
     def test_every_field_is_in_the_parameter_table(self):
