@@ -46,6 +46,19 @@ def inventory_of(row):
         allocation_ratio=row['allocation_ratio'])
 
 
+def class_names(session):
+    """{id: name} of every resource class (a few dozen rows).
+
+    Reads of allocations take names from here rather than joining
+    resource_classes: with that join, MariaDB's planner may start from
+    the few classes and read every allocation of each by its class, and
+    does so while InnoDB's statistics lag (after a bulk load or a sync),
+    where the providers asked for need a few dozen rows each.
+    """
+    rc = models.ResourceClass.__table__
+    return dict(session.execute(sa.select(rc.c.id, rc.c.name)).all())
+
+
 @dataclasses.dataclass(frozen=True)
 class Details:
     """What a snapshot needs of a provider beside its row."""
@@ -233,12 +246,13 @@ class ProviderCache:
                 rp_agg.c.resource_provider_id):
             aggregates[rp_id].add(agg)
         claims = collections.defaultdict(list)
-        for rp_id, rc_name, start, end, used in of(
-                sa.select(alloc.c.resource_provider_id, rc.c.name,
-                          alloc.c.start_time, alloc.c.end_time, alloc.c.used)
-                .join(rc, rc.c.id == alloc.c.resource_class_id),
+        names = class_names(session)
+        for rp_id, rc_id, start, end, used in of(
+                sa.select(alloc.c.resource_provider_id,
+                          alloc.c.resource_class_id, alloc.c.start_time,
+                          alloc.c.end_time, alloc.c.used),
                 alloc.c.resource_provider_id):
-            claims[rp_id, rc_name].append((start, end, used))
+            claims[rp_id, names[rc_id]].append((start, end, used))
         usage = collections.defaultdict(dict)
         for (rp_id, rc), rc_claims in claims.items():
             usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)

@@ -24,6 +24,7 @@ from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import records
 from pcloud_plugin import exception
 
@@ -193,19 +194,29 @@ def claims_on(context, provider_uuids, after):
     """
     if not provider_uuids:
         return []
-    query = (sa.select(_RP.c.uuid, _RC.c.name, _ALLOC.c.start_time,
-                       _ALLOC.c.end_time, _ALLOC.c.used,
-                       _ALLOC.c.consumer_id, _RES.c.state)
-             .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
-             .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
-             .outerjoin(_RES, _RES.c.reservation_id == _ALLOC.c.consumer_id)
-             .outerjoin(_HOST_RES,
-                        _HOST_RES.c.reservation_id == _ALLOC.c.consumer_id)
-             .where(_RP.c.uuid.in_(sorted(provider_uuids)),
-                    _ALLOC.c.end_time > after,
-                    _HOST_RES.c.reservation_id.is_(None),
-                    sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST)),
-                    sa.not_(_ALLOC.c.consumer_id.startswith(
-                        db_claims.USAGE_PREFIX))))
     with db_api.reader(context) as session:
-        return [tuple(row) for row in session.execute(query)]
+        # The providers' ids first, so that the allocations are read by
+        # them, whatever the planner thinks (provider_cache.class_names).
+        uuid_of = dict(session.execute(
+            sa.select(_RP.c.id, _RP.c.uuid).where(
+                _RP.c.uuid.in_(sorted(provider_uuids)))).all())
+        if not uuid_of:
+            return []
+        names = provider_cache.class_names(session)
+        query = (sa.select(_ALLOC.c.resource_provider_id,
+                           _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
+                           _ALLOC.c.end_time, _ALLOC.c.used,
+                           _ALLOC.c.consumer_id, _RES.c.state)
+                 .outerjoin(_RES,
+                            _RES.c.reservation_id == _ALLOC.c.consumer_id)
+                 .outerjoin(_HOST_RES,
+                            _HOST_RES.c.reservation_id
+                            == _ALLOC.c.consumer_id)
+                 .where(_ALLOC.c.resource_provider_id.in_(sorted(uuid_of)),
+                        _ALLOC.c.end_time > after,
+                        _HOST_RES.c.reservation_id.is_(None),
+                        sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST)),
+                        sa.not_(_ALLOC.c.consumer_id.startswith(
+                            db_claims.USAGE_PREFIX))))
+        return [(uuid_of[rp_id], names[rc_id]) + tuple(rest)
+                for rp_id, rc_id, *rest in session.execute(query)]

@@ -15,6 +15,9 @@
 
 import datetime
 
+from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -120,3 +123,47 @@ class RecordTests(base.LedgerTestCase):
         self.assertRaises(res_db.ReservationNotFound, res_db.get,
                           self.context, 'r1')
         self.assertEqual({'r2'}, res_db.reservation_ids(self.context))
+
+
+class ClaimsOnTests(base.LedgerTestCase):
+    """What promises fence: the claims on the providers asked for."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ('cn1', 'cn2'):
+            db_providers.create_provider(self.context, 'u-' + name, name)
+            db_providers.set_inventories(self.context, 'u-' + name, {
+                'VCPU': inv_mod.Inventory(8),
+                'MEMORY_MB': inv_mod.Inventory(4096)})
+
+    def _claim(self, consumer, amounts, start=0, end=2):
+        db_claims.claim(self.context, consumer, amounts, hours(start),
+                        hours(end))
+
+    def test_instance_claims_with_their_class_and_state(self):
+        res_db.create(self.context, 'r1', dict(
+            lease_id='l', project_id='p', resource_id='b', vcpus=1,
+            memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
+            end_time=hours(2), resource_class='CUSTOM_R1'), [])
+        self._claim('r1', {'u-cn1': {'VCPU': 2, 'MEMORY_MB': 512}})
+        self._claim('r2', {'u-cn1': {'MEMORY_MB': 128}, 'u-cn2': {
+            'VCPU': 1}})
+        # Not fenced: whole hosts, Placement's usage, ended claims, and
+        # the providers not asked for.
+        self._claim(res_db.WHOLE_HOST + 'x', {'u-cn1': {'VCPU': 1}})
+        self._claim(db_claims.USAGE_PREFIX + 'y', {'u-cn1': {'VCPU': 1}})
+        self._claim('r3', {'u-cn1': {'VCPU': 1}}, end=1)
+        self.assertEqual(
+            sorted([('u-cn1', 'MEMORY_MB', hours(0), hours(2), 512, 'r1',
+                     res_db.RESERVED),
+                    ('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1',
+                     res_db.RESERVED),
+                    ('u-cn1', 'MEMORY_MB', hours(0), hours(2), 128, 'r2',
+                     None)]),
+            sorted(res_db.claims_on(self.context, {'u-cn1', 'u-none'},
+                                    hours(1))))
+        self.assertEqual([], res_db.claims_on(self.context, {'u-none'},
+                                              hours(1)))
+        self.assertEqual(['u-cn1', 'u-cn2'], sorted({
+            row[0] for row in res_db.claims_on(
+                self.context, {'u-cn1', 'u-cn2'}, hours(1))}))
