@@ -11,7 +11,10 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""python -m bench [--quick] [name ...]: run the benchmarks, print tables."""
+"""python -m bench [--quick] [--db URL] [name ...]: run the benchmarks,
+
+print tables.
+"""
 
 import argparse
 import importlib
@@ -19,6 +22,7 @@ import sys
 
 from oslo_config import cfg
 
+from bench import database
 from pcloud_plugin import conf  # noqa: F401  (registers the options)
 
 BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin', 'mirror',
@@ -29,6 +33,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench')
     parser.add_argument('--quick', action='store_true',
                         help='fewer iterations, for a smoke run')
+    parser.add_argument('--db', metavar='URL',
+                        help='keep the ledger in a new database on this '
+                        'server (e.g. mysql+pymysql://root@127.0.0.1, '
+                        'postgresql://postgres@127.0.0.1), dropped after; '
+                        'default: SQLite files (instance_plugin only)')
     parser.add_argument('names', nargs='*', metavar='name',
                         help='which to run: %s (default: all)'
                         % ', '.join(BENCHES))
@@ -37,6 +46,7 @@ def main(argv=None):
     if unknown:
         parser.error('unknown benchmark(s): %s' % ', '.join(sorted(unknown)))
     cfg.CONF([], project='pcloud')
+    database.SERVER = args.db
     for name in args.names or BENCHES:
         module = importlib.import_module('bench.bench_%s' % name)
         module.run(quick=args.quick)

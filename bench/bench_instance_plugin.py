@@ -77,6 +77,7 @@ from oslo_config import cfg
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from bench import database
 from bench import dataset
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.cloud import mirror
@@ -135,13 +136,12 @@ def _insert(engine, tables, rows_by_table):
                 conn.execute(tables[name].insert(), rows[i:i + 20000])
 
 
-def _load(tmp, data, with_blazar):
+def _load(tmp, data, with_blazar, ledger_url):
     """(ledger engine, Blazar url, ledger url, seconds to load each)."""
     from blazar.db.sqlalchemy import models as bm
 
     now = datetime.datetime.utcnow()
     blazar_url = 'sqlite:///%s' % os.path.join(tmp, 'blazar.db')
-    ledger_url = 'sqlite:///%s' % os.path.join(tmp, 'ledger.db')
     began = time.perf_counter()
     engine = sa.create_engine(blazar_url)
     bm.Lease.metadata.create_all(engine)
@@ -531,7 +531,7 @@ def _say(message):
     print('instance_plugin: %s' % message, file=sys.stderr, flush=True)
 
 
-def _measure(hosts, reservations, counts, tmp):
+def _measure(hosts, reservations, counts, tmp, ledger_url):
     """(dataset, ledger engine, {label: _Timings}) at one scale."""
     scale = '{:,} x {:,}'.format(hosts, reservations)
     began = time.perf_counter()
@@ -539,7 +539,7 @@ def _measure(hosts, reservations, counts, tmp):
     made_s = time.perf_counter() - began
     upstream = hosts <= UPSTREAM_AT
     engine, blazar_url, ledger_url, (blazar_s, ledger_s) = _load(
-        tmp, data, upstream)
+        tmp, data, upstream, ledger_url)
     # The harness's objects (the dataset above all) out of the garbage
     # collector's way; what the plugins keep from now on stays in it.
     gc.collect()
@@ -650,6 +650,20 @@ def _report(hosts, results):
                 < TARGET_FIRST[hosts])))
 
 
+def _issue_15_report(data, engine, counts, results):
+    _say('issue 15 figure')
+    ledger_only, with_fresh, running = _issue_15(data, engine, counts)
+    results['issue 15'] = ledger_only
+    results['issue 15, on-demand'] = with_fresh
+    print('\nours, {} slots of ({} VCPU, {} MB, {} GB) for one day, {:,} '
+          'hosts (issue 15):'.format(TEN, *FLAVOR, len(data.hosts)))
+    _table((('ledger only', ledger_only),
+            ('+{:,} on-demand, freshness check'.format(running),
+             with_fresh)), 40)
+    ratio = with_fresh.p(50) / ledger_only.p(50)
+    print('ratio: x%.2f; target within x2: %s' % (ratio, _met(ratio <= 2)))
+
+
 def run(quick=False):
     _configure_blazar()
     counts = QUICK if quick else FULL
@@ -657,34 +671,25 @@ def run(quick=False):
     print('\nvirtual:instance lease admission (allocation_candidates + '
           'reserve_resource) of 1-50 slots of mixed flavors, any affinity, '
           'windows of 1 hour to 10 days, among hosts of mixed sizes holding '
-          'instance reservations of 1-10 slots (bench.dataset; SQLite)')
+          'instance reservations of 1-10 slots (bench.dataset; ledger on '
+          '%s)' % database.label())
     for hosts, reservations in SCALES:
         tmp = tempfile.mkdtemp(prefix='pcloud-bench-instances-')
         try:
-            data, engine, results = _measure(hosts, reservations, counts,
-                                             tmp)
-            _report(hosts, results)
-            if hosts <= UPSTREAM_AT:
-                _say('issue 15 figure')
-                ledger_only, with_fresh, running = _issue_15(
-                    data, engine, counts)
-                results['issue 15'] = ledger_only
-                results['issue 15, on-demand'] = with_fresh
-                print('\nours, {} slots of ({} VCPU, {} MB, {} GB) for one '
-                      'day, {:,} hosts (issue 15):'.format(
-                          TEN, *FLAVOR, hosts))
-                _table((('ledger only', ledger_only),
-                        ('+{:,} on-demand, freshness check'.format(running),
-                         with_fresh)), 40)
-                ratio = with_fresh.p(50) / ledger_only.p(50)
-                print('ratio: x%.2f; target within x2: %s'
-                      % (ratio, _met(ratio <= 2)))
-            _say('{:,} hosts: checking no host is overbooked'.format(hosts))
-            over = _overbooked(engine)
-            if over:
-                wrong.append('%d hosts: %d provider classes overbooked, '
-                             'e.g. %s' % (hosts, len(over), over[:3]))
-            db_api.main_context_manager.dispose_pool()
+            with database.ledger_url(tmp) as ledger_url:
+                data, engine, results = _measure(hosts, reservations,
+                                                 counts, tmp, ledger_url)
+                _report(hosts, results)
+                if hosts <= UPSTREAM_AT:
+                    _issue_15_report(data, engine, counts, results)
+                _say('{:,} hosts: checking no host is overbooked'.format(
+                    hosts))
+                over = _overbooked(engine)
+                if over:
+                    wrong.append('%d hosts: %d provider classes overbooked, '
+                                 'e.g. %s' % (hosts, len(over), over[:3]))
+                db_api.main_context_manager.dispose_pool()
+                engine.dispose()
         finally:
             gc.unfreeze()
             shutil.rmtree(tmp)
