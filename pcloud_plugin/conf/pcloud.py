@@ -103,8 +103,9 @@ OPTS = [
                default=60, min=0,
                help='Seconds a lease start waits, trying again, for Nova '
                     'or Placement that cannot be reached (restarting, '
-                    'say) before it fails the lease. Blazar runs events '
-                    'one at a time: the next ones wait as long.'),
+                    'say) or answers with a server error (5xx) before it '
+                    'fails the lease. Blazar runs events one at a time: '
+                    'the next ones wait as long.'),
     cfg.IntOpt('placement_mirror_interval',
                default=60, min=0,
                help='Seconds between two passes of blazar-manager\'s '

@@ -183,6 +183,9 @@ class BlazarTestCase(base.LedgerTestCase):
         # And healing (test_healing); and no Nova here sends events.
         self.conf.set_override('healing_interval', 0, group='pcloud')
         self.conf.set_override('nova_notifications', False, group='pcloud')
+        # A Nova failure the fake makes lasts: a start meets it at once,
+        # but where a test waits one out (nova_down_for_a_while).
+        self.conf.set_override('unreachable_patience', 0, group='pcloud')
         self.addCleanup(nova_events.stop)
         self.useFixture(BlazarDatabase(self.conf))
         blazar_notifier.init()
@@ -326,12 +329,14 @@ class BlazarTestCase(base.LedgerTestCase):
             asyncio.run(running)
         return blazar_db.event_get(event['id'])
 
-    def nova_down_for_a_while(self, call):
-        """Nova's ``call`` cannot connect until the first time a start
+    def nova_down_for_a_while(self, call, error=None):
+        """Nova's ``call`` cannot connect (or raises ``error``) until the
 
-        waits to try again; the waits (seconds) are returned, as filled.
+        first time a start waits to try again; the waits (seconds) are
+        returned, as filled.
         """
-        self.nova.fail(call, ks_exc.ConnectFailure(
+        self.conf.set_override('unreachable_patience', 60, group='pcloud')
+        self.nova.fail(call, error or ks_exc.ConnectFailure(
             'Unable to establish connection to http://nova'))
         waits = []
 

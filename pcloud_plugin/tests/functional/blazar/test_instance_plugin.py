@@ -26,6 +26,7 @@ from blazar import status
 from blazar.utils import trusts
 from blazarclient import exception as client_exc
 import fixtures
+from novaclient import exceptions as nova_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
@@ -425,6 +426,28 @@ class FailureTests(base.BlazarTestCase):
                          self.start(lease['id'])['status'])
         self.assertEqual([1], waits)
         self.assertEqual([rid], list(self.nova.flavor_objs))
+
+    def test_a_start_waits_out_a_nova_server_error(self):
+        """Nova's 500 ("Unexpected API Error", its database locked, say)
+
+        is waited out as an unreachable Nova is; a 4xx is not.
+        """
+        lease = self.create_lease(self.reservation(2, affinity=False))
+        rid = _reservation_of(lease)['id']
+        waits = self.nova_down_for_a_while(
+            'flavors.create', nova_exc.ClientException(
+                500, 'Unexpected API Error. Please contact the '
+                'administrator'))
+        self.assertEqual(status.lease.ACTIVE,
+                         self.start(lease['id'])['status'])
+        self.assertEqual([1], waits)
+        self.assertEqual([rid], list(self.nova.flavor_objs))
+        refused = self.create_lease(self.reservation(1, affinity=False))
+        waits = self.nova_down_for_a_while(
+            'flavors.create', nova_exc.Forbidden(403, 'policy says no'))
+        event = self.run_event(refused['id'], 'start_lease')
+        self.assertEqual(status.event.ERROR, event['status'])
+        self.assertEqual([], waits)
 
     def test_a_nova_failure_at_start_leaves_nothing_behind(self):
         lease = self.create_lease(self.reservation(2, affinity=False))
