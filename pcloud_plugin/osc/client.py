@@ -25,6 +25,7 @@ FLAVORS = 'pcloud-host-flavors'
 PCLOUDS = 'pclouds'
 RATIOS = 'allocation-ratios'
 OFFERINGS = 'pcloud-offerings'
+AVAILABILITY = 'pcloud-availability'
 ALLOCATIONS = 'pcloud-allocations'
 LEASE_STATES = 'pcloud-leases'
 HINTS = 'pcloud-hints'
@@ -272,6 +273,15 @@ class Client(object):
     def list_offerings(self, kind, params):
         """Windows of ``kind`` ('hosts' or 'instances') for the query."""
         return self._request('GET', _path(OFFERINGS, kind), params=params)
+
+    def show_host_availability(self, params):
+        """How many whole hosts of ``params``' host flavor are free each
+
+        hour (host_flavor, and optionally availability_zone,
+        required_traits, start, hours).
+        """
+        return self._request('GET', _path(AVAILABILITY, 'hosts'),
+                             params=params)['availability']
 
     def list_allocations(self, params=None):
         return self._request('GET', _path(ALLOCATIONS), params=params)[

@@ -18,6 +18,7 @@ Imports nothing of ours.
 import itertools
 
 from pcloud_plugin.policies import allocations
+from pcloud_plugin.policies import availability
 from pcloud_plugin.policies import base
 from pcloud_plugin.policies import boot_checks
 from pcloud_plugin.policies import host_flavors
@@ -31,6 +32,7 @@ def list_rules():
                                 host_flavors.list_rules(),
                                 pclouds.list_rules(),
                                 offerings.list_rules(),
+                                availability.list_rules(),
                                 allocations.list_rules(),
                                 leases.list_rules(),
                                 boot_checks.list_rules()))

@@ -38,6 +38,11 @@ Blazar's own hosts). A window answered is what a lease made at once
 would be admitted for; the quota is not checked here, and another lease
 may take it first. Nothing is claimed.
 
+Availability (host_availability) is the timeline beside them: for each
+hour from a moment on, how many eligible hosts of a host flavor nothing
+at all is claimed on, by the same eligibility and free test as whole
+hosts' offerings.
+
 Pure reads of the ledger and of Nova's aggregates, so the Pcloud API
 answers them in blazar-api.
 """
@@ -59,9 +64,14 @@ from pcloud_plugin.reservations import slots as slots_mod
 CONF = conf.CONF
 
 MINUTE = datetime.timedelta(minutes=1)
+HOUR = datetime.timedelta(hours=1)
 # At most this many windows an answer.
 MAX_COUNT = 20
 DEFAULT_COUNT = 5
+# Hours of an availability timeline: at most 90 days, two weeks unless
+# asked.
+MAX_HOURS = 90 * 24
+DEFAULT_HOURS = 14 * 24
 # Starts looked at beyond the first: a request that fits nowhere soon
 # stops here and says up to when it looked (``searched_until``).
 MAX_STARTS = 2000
@@ -131,6 +141,64 @@ def host_offerings(context, forest, pools, params, duration, not_before,
 
     return _search(candidate_starts(not_before, ends), duration, count,
                    fits, amount)
+
+
+def free_counts(busy, start, steps, order, step=HOUR):
+    """[n_0, ..., n_{steps-1}]: n_i the number of hosts of ``order`` free
+
+    in [start + i * step, start + (i + 1) * step), exactly as
+    host_windows.free_hosts(busy, ...) counts them (``busy``: {host:
+    [(start, end)]}, a host it lacks is free).
+
+    One pass over the intervals rather than one free test a step: an
+    interval (s, e) meets step i when s < start + (i + 1) * step and
+    e > start + i * step, i.e. for i from floor((s - start) / step) to
+    ceil((e - start) / step), exclusive. A host's steps are the union of
+    its intervals', counted once.
+    """
+    # +1 where a run of busy steps begins, -1 where it stops.
+    delta = [0] * (steps + 1)
+    for host in order:
+        spans = []
+        for i_start, i_end in busy.get(host, ()):
+            first = max(0, (i_start - start) // step)
+            stop = min(steps, -((start - i_end) // step))
+            if first < stop:
+                spans.append((first, stop))
+        spans.sort()
+        run = None
+        for first, stop in spans:
+            if run is not None and first <= run[1]:
+                run[1] = max(run[1], stop)
+                continue
+            if run is not None:
+                delta[run[0]] += 1
+                delta[run[1]] -= 1
+            run = [first, stop]
+        if run is not None:
+            delta[run[0]] += 1
+            delta[run[1]] -= 1
+    total, free, held = len(order), [], 0
+    for change in delta[:steps]:
+        held += change
+        free.append(total - held)
+    return free
+
+
+def host_availability(context, forest, pools, params, start, hours):
+    """(hosts, free): how many hosts a pcloud:host reservation of
+
+    ``params`` (host_flavor, availability_zone, required_traits, as
+    host_offerings takes them) may use, and for each of ``hours`` hours
+    from ``start`` how many of them nothing is claimed on at any moment
+    of that hour: the hosts host_windows.free_hosts gives for it.
+    """
+    leased = host_db.joined_service_hosts(context)
+    hosts = host_requests.eligible_hosts(forest, pools, params, leased)
+    order = [h['host_uuid'] for h in hosts]
+    busy = host_db.busy_intervals(context, order, start,
+                                  before=start + hours * HOUR)
+    return len(order), free_counts(busy, start, hours, order)
 
 
 @db_api.retry_on_deadlock

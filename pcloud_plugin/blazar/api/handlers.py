@@ -138,19 +138,40 @@ def _moment(query, field, default):
     return moment
 
 
+def _not_before(query):
+    """The query's ``start``, default now; nothing is reserved in the
+
+    past: a start before this minute (Blazar takes lease dates to the
+    minute) means now.
+    """
+    now = timeutils.utcnow().replace(microsecond=0)
+    return max(_moment(query, 'start', now), now.replace(second=0))
+
+
 def _terms(query):
     """(amount, duration, not before, count) of an offerings query."""
     amount = _int(query, 'amount', 1, 2 ** 31 - 1)
     duration = datetime.timedelta(minutes=_int(
         query, 'duration', 1, MAX_DURATION))
-    now = timeutils.utcnow().replace(microsecond=0)
-    # Nothing is reserved in the past: a start before this minute (Blazar
-    # takes lease dates to the minute) means now.
-    not_before = max(_moment(query, 'start', now),
-                     now.replace(second=0))
+    not_before = _not_before(query)
     count = _int(query, 'count', 1, offerings.MAX_COUNT,
                  offerings.DEFAULT_COUNT)
     return amount, duration, not_before, count
+
+
+def _timeline(query):
+    """(first hour's start, hours) of an availability query: ``start``
+
+    as offerings take it, rounded up to the minute; the hours must end
+    by the end of time.
+    """
+    start = offerings.ceil_minute(_not_before(query))
+    hours = _int(query, 'hours', 1, offerings.MAX_HOURS,
+                 offerings.DEFAULT_HOURS)
+    if hours * offerings.HOUR > window_mod.FOREVER - start:
+        raise _invalid('start', 'must be at least %d hours before %s'
+                       % (hours, window_mod.FOREVER))
+    return start, hours
 
 
 def _offerings(found):
@@ -383,10 +404,12 @@ class API(object):
         except cloud_mod.NOVA_FAILURES as e:
             raise cloud_mod.nova_failure('list aggregates', e)
 
-    def host_offerings(self, ctx, query):
-        """When ``amount`` hosts of a host flavor could be leased."""
-        policy.authorize(ctx, 'pcloud:offering:hosts', _own(ctx))
-        amount, duration, not_before, count = _terms(query)
+    def _host_terms(self, query):
+        """(pools, params) of a whole-host query: its host flavor (404
+
+        for one there is not), availability_zone and required_traits, as
+        a pcloud:host reservation takes them.
+        """
         pools = host_requests.Pools(self._aggregates(),
                                     CONF.pcloud.default_availability_zone)
         if query['host_flavor'] not in pools.pools:
@@ -400,13 +423,36 @@ class API(object):
             except exception.Invalid as e:
                 raise _invalid('required_traits', e.kwargs.get(
                     'reason', e.message))
-        params = {'amount': amount, 'host_flavor': query['host_flavor'],
-                  'availability_zone': query.get('availability_zone'),
-                  'required_traits': traits}
+        return pools, {'host_flavor': query['host_flavor'],
+                       'availability_zone': query.get('availability_zone'),
+                       'required_traits': traits}
+
+    def host_offerings(self, ctx, query):
+        """When ``amount`` hosts of a host flavor could be leased."""
+        policy.authorize(ctx, 'pcloud:offering:hosts', _own(ctx))
+        amount, duration, not_before, count = _terms(query)
+        pools, params = self._host_terms(query)
+        params['amount'] = amount
         admin = pcloud_context.get_admin_context()
         return _offerings(offerings.host_offerings(
             admin, db_snapshots.load_forest(admin), pools, params, duration,
             not_before, count))
+
+    def host_availability(self, ctx, query):
+        """How many whole hosts of a host flavor are free each hour: counts
+
+        only, nothing of which hosts or whose leases.
+        """
+        policy.authorize(ctx, 'pcloud:availability:hosts', _own(ctx))
+        start, hours = _timeline(query)
+        pools, params = self._host_terms(query)
+        admin = pcloud_context.get_admin_context()
+        total, free = offerings.host_availability(
+            admin, db_snapshots.load_forest(admin), pools, params, start,
+            hours)
+        return {'host_flavor': params['host_flavor'], 'start': start,
+                'step_minutes': offerings.HOUR // offerings.MINUTE,
+                'hosts': total, 'free': free}
 
     def instance_offerings(self, ctx, query):
         """When ``amount`` instance slots of a flavor could be reserved."""

@@ -448,6 +448,17 @@ def instance_offerings_list(ctx, query):
     return _api.instance_offerings(ctx, query)
 
 
+# Availability (any project member): how many whole hosts are free each
+# hour, counts only.
+
+AVAILABILITY = '/pcloud-availability'
+
+
+@route('GET', AVAILABILITY + '/hosts', query=schemas.HOST_AVAILABILITY_QUERY)
+def host_availability_show(ctx, query):
+    return {'availability': _api.host_availability(ctx, query)}
+
+
 # Allocations (cloud admins): what holds each host in a window.
 
 @route('GET', '/pcloud-allocations', query=schemas.ALLOCATIONS_QUERY)

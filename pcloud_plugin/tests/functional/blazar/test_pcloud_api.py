@@ -111,6 +111,20 @@ class PolicyTest(_OnePcloud):
                          [r['reason'] for r in found['refused']])
         self.assertNotIn(ALICE, str(found))
 
+    def test_availability_is_for_any_member(self):
+        path = '/pcloud-availability/hosts?host_flavor=big&hours=2'
+        self.check('GET', path, ['admin', 'alice-member', 'bob-member'],
+                   ['alice-reader', 'alice-norole'], allowed_status=200)
+        # Counts only, whoever asks.
+        found = self.call('bob-member', 'GET', path,
+                          expect=200).json()['availability']
+        self.assertEqual({'host_flavor', 'start', 'step_minutes', 'hosts',
+                          'free'}, set(found))
+        base.override_policy(self, {'pcloud:availability:hosts':
+                                    'role:admin'})
+        self.check('GET', path, ['admin'], ['alice-member', 'bob-member'],
+                   allowed_status=200)
+
     def test_host_flavor_reads_are_for_any_reader(self):
         self.check('GET', '/pcloud-host-flavors',
                    ['admin', 'alice-reader', 'bob-member'],
@@ -695,7 +709,8 @@ _FIELDS = ('id', 'description', 'units', 'host', 'name', 'flavor_id',
 _QUERY_KEYS = ('project_id', 'state', 'limit', 'marker', 'all_projects',
                'amount', 'duration', 'start', 'end', 'count', 'host',
                'vcpus', 'memory_mb', 'affinity', 'resource_properties',
-               'pcloud', 'flavor')
+               'pcloud', 'flavor', 'host_flavor', 'availability_zone',
+               'required_traits', 'hours')
 
 
 @st.composite
@@ -737,7 +752,7 @@ class FuzzTest(APITestCase):
                  'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(30, len(routes))
+        self.assertEqual(31, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 
