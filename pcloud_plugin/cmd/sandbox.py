@@ -36,6 +36,7 @@ from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import migration
 try:
+    from pcloud_plugin.sandbox import common as sandbox_common
     from pcloud_plugin.sandbox.demo import cloud_story
     from pcloud_plugin.sandbox.demo import ledger_story
     from pcloud_plugin.sandbox.demo import steps
@@ -45,6 +46,7 @@ except ModuleNotFoundError as e:
         raise  # ours: a bug, not a missing extra
     # Without the sandbox extra (psutil): main() says what to install.
     cloud_story = ledger_story = steps = supervisor = None
+    sandbox_common = None
     _MISSING_AT_IMPORT = e.name
 
 CONF = conf.CONF
@@ -116,6 +118,9 @@ def parse_args(argv):
                              '(BlazarFilter, AggregateInstanceExtraSpecs'
                              'Filter, AggregateMultiTenancyIsolation) '
                              'beside the PcloudFilter; needs blazar-nova')
+    parser.add_argument('--dashboard', action='store_true',
+                        help='also serve Horizon with the pcloud dashboard '
+                             '(needs horizon in this Python)')
     parser.add_argument('--demo', action='store_true',
                         help='run the end-to-end story, stop, and exit '
                              'with its status')
@@ -180,6 +185,13 @@ def _print_ready(sandbox):
         sandbox.path('admin-openrc'), sandbox.path('demo-openrc')))
     for key, value in sorted(sandbox.env().items()):
         print('export %s=%s' % (key, value))
+    if sandbox.dashboard_url():
+        print('Dashboard: %s, as %s, each with the password %s.' % (
+            sandbox.dashboard_url(),
+            ', '.join('%s (project %s)' % (user, project)
+                      for user, project in sorted(
+                          sandbox_common.PROJECT_OF.items())),
+            sandbox_common.PASSWORD))
     sys.stdout.flush()
 
 
@@ -224,7 +236,7 @@ def main(argv=None):
             transport=args.transport, computes=args.computes,
             base_port=args.base_port, ports=dict(args.port),
             timeout=args.timeout, fresh=args.fresh or args.demo,
-            blazar_filters=args.blazar_filters)
+            blazar_filters=args.blazar_filters, dashboard=args.dashboard)
     except supervisor.SandboxError as e:
         print('ERROR: %s' % e, file=sys.stderr)
         return 2

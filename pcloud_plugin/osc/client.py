@@ -210,11 +210,17 @@ class Client(object):
         ``reservation`` holds the pcloud:host fields (amount, host_flavor,
         pcloud_id, ...); start and end are 'YYYY-MM-DD HH:MM' or 'now'.
         """
+        return self.create_lease(name, start, end, [
+            dict(reservation, resource_type=HOST_RESOURCE_TYPE)])
+
+    def create_lease(self, name, start, end, reservations):
+        """POST /v1/leases: Blazar's lease API, any reservations."""
         body = {'name': name, 'start_date': start, 'end_date': end,
-                'events': [],
-                'reservations': [dict(reservation,
-                                      resource_type=HOST_RESOURCE_TYPE)]}
+                'events': [], 'reservations': reservations}
         return self._request('POST', _path('leases'), body)['lease']
+
+    def delete_lease(self, lease_id):
+        self._request('DELETE', _path('leases', lease_id))
 
     def list_leases(self):
         return self._request('GET', _path('leases'))['leases']

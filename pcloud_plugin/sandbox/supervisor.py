@@ -41,7 +41,10 @@ from pcloud_plugin.sandbox import common
 
 # Started in this order, stopped in the reverse one.
 SERVICES = ('keystone', 'nova', 'blazar')
-PORT_NAMES = ('keystone', 'nova', 'placement', 'blazar', 'image')
+PORT_NAMES = ('keystone', 'nova', 'placement', 'blazar', 'image',
+              'dashboard')
+# Horizon with our dashboard, with --dashboard.
+DASHBOARD = 'dashboard'
 DEFAULT_BASE_PORT = 18500
 # (vcpus, memory_mb, disk_gb) of the fake computes, in turn.
 COMPUTE_SIZES = ((4, 8192, 100), (8, 16384, 200), (16, 32768, 400),
@@ -181,7 +184,8 @@ class Sandbox:
     def __init__(self, state_dir, cache_dir=None, db=None, transport=None,
                  computes=4, base_port=DEFAULT_BASE_PORT, ports=None,
                  timeout=180, out=sys.stdout, faults=False, fresh=False,
-                 blazar_filters=False, blazar_options=None):
+                 blazar_filters=False, blazar_options=None,
+                 dashboard=False):
         self.state_dir = os.path.abspath(state_dir)
         self.cache_dir = os.path.abspath(cache_dir or common.cache_dir())
         self.transport = transport or 'fake://'
@@ -212,6 +216,7 @@ class Sandbox:
         self.resumed = False
         # Nova's scheduler runs Blazar's filters beside ours (nova_proc).
         self.blazar_filters = blazar_filters
+        self.services = SERVICES + ((DASHBOARD,) if dashboard else ())
 
     # -- paths and environment --------------------------------------------
 
@@ -236,6 +241,12 @@ class Sandbox:
             'OS_PROJECT_DOMAIN_ID': 'default',
             'OS_REGION_NAME': common.REGION,
         }
+
+    def dashboard_url(self):
+        """Horizon's address, or None without the dashboard."""
+        if DASHBOARD not in self.services:
+            return None
+        return 'http://%s:%d/' % (common.HOST, self.ports[DASHBOARD])
 
     def client_env(self, user='admin'):
         """os.environ for a client: OS_* set, no proxy for loopback."""
@@ -313,8 +324,14 @@ class Sandbox:
                 'Blazar\'s filters need blazar-nova in this Python (%s): '
                 '"pip install blazar-nova", or leave out --blazar-filters.'
                 % sys.executable)
+        if (DASHBOARD in self.services
+                and importlib.util.find_spec('openstack_dashboard') is None):
+            raise SandboxError(
+                'the dashboard needs Horizon in this Python (%s): "pip '
+                'install horizon", or leave out --dashboard.' % sys.executable)
         for name, port in sorted(self.ports.items(), key=lambda i: i[1]):
-            _check_port(name, port)
+            if name != DASHBOARD or DASHBOARD in self.services:
+                _check_port(name, port)
         if not self.transport.startswith('fake:'):
             _check_answers('the message queue', self.transport,
                            'start it, or leave out --transport to use the '
@@ -345,7 +362,7 @@ class Sandbox:
         return SandboxError('%s did not start: %s\nLast lines of %s:\n%s'
                             % (name, why, self.log(name), tail))
 
-    def _wait_ready(self, ready, names=SERVICES):
+    def _wait_ready(self, ready, names):
         deadline = time.monotonic() + self.timeout
         waiting = set(names)
         while waiting:
@@ -382,7 +399,7 @@ class Sandbox:
         if not self.resumed:
             # A cloud carried on keeps its logs: what a crash left in
             # them is what the operator looks at.
-            for name in SERVICES:
+            for name in self.services:
                 if os.path.exists(self.log(name)):
                     os.remove(self.log(name))
             self._forget_cloud()
@@ -408,11 +425,11 @@ class Sandbox:
         try:
             # All at once: Nova and Blazar import while Keystone starts,
             # then wait for Keystone themselves.
-            for name in SERVICES:
+            for name in self.services:
                 self._spawn(name, ready)
             self._record_pids()
             self._migrate_ledger()
-            self._wait_ready(ready)
+            self._wait_ready(ready, self.services)
             self._sync_ledger()
         except BaseException:
             self.stop()
@@ -550,7 +567,7 @@ class Sandbox:
         databases too, unless ``keep`` (a service crashed: a later start
         carries on with the cloud).
         """
-        for name in reversed(SERVICES):
+        for name in reversed(self.services):
             proc = self.procs.get(name)
             if proc and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

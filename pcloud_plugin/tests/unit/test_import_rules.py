@@ -39,7 +39,11 @@ ALLOWED = {
                    'pcloud_plugin.sandbox'),
     'keystoneauth1': ('pcloud_plugin.clients', 'pcloud_plugin.conf',
                       'pcloud_plugin.osc', 'pcloud_plugin.cmd',
-                      'pcloud_plugin.sandbox'),
+                      'pcloud_plugin.dashboard', 'pcloud_plugin.sandbox'),
+    'horizon': ('pcloud_plugin.dashboard',),
+    'openstack_dashboard': ('pcloud_plugin.dashboard',
+                            'pcloud_plugin.sandbox'),
+    'django': ('pcloud_plugin.dashboard', 'pcloud_plugin.sandbox'),
 }
 # Packages that import no service library at all.
 PURE = ('pcloud_plugin.capacity', 'pcloud_plugin.reservations')
@@ -47,10 +51,10 @@ PURE = ('pcloud_plugin.capacity', 'pcloud_plugin.reservations')
 # module imports modules of its own package and of those below, never
 # above. The sandbox runs everything and is started by one console
 # script (SANDBOX_SCRIPT) only.
-LAYERS = (('scheduler',), ('blazar',), ('cmd', 'osc'), ('reservations',),
-          ('cloud',), ('pcloud',), ('clients', 'quota'), ('db',),
-          ('capacity',), ('conf', 'policies', 'notifications', 'exception',
-                          'context', 'faults'))
+LAYERS = (('scheduler', 'dashboard'), ('blazar',), ('cmd', 'osc'),
+          ('reservations',), ('cloud',), ('pcloud',), ('clients', 'quota'),
+          ('db',), ('capacity',), ('conf', 'policies', 'notifications',
+                                   'exception', 'context', 'faults'))
 SANDBOX_SCRIPT = 'pcloud_plugin.cmd.sandbox'
 
 
