@@ -27,7 +27,6 @@ import tempfile
 from unittest import mock
 
 import django
-from django.contrib.messages.storage import cookie
 from django.template import loader
 from django.test import client as django_client
 from django import urls
@@ -107,6 +106,8 @@ class PluginTest(base.TestCase):
                                lambda request: self.api))
 
     def _request(self, path='/', data=None, method='get'):
+        # Read Django's settings as it is imported (4.2): after _horizon.
+        from django.contrib.messages.storage import cookie
         factory = django_client.RequestFactory()
         request = getattr(factory, method)(path, data or {})
         request.user = mock.Mock(project_id='demo-id')
