@@ -5,7 +5,10 @@
 # except the services themselves, which take their latest point release
 # in the series (what a cloud on that release runs), and cursive, whose
 # later releases run on cryptography 47, which dropped curves cursive's
-# earlier ones name (and which Nova imports). The newest release
+# earlier ones name (and which Nova imports), and four of Horizon's
+# XStatic packages, whose releases of the time are sdists that no longer
+# build (they import pkg_resources, gone from setuptools 81) and whose
+# later ones are wheels of the same files. The newest release
 # is upper-constraints.txt, a freeze of a green run.
 #
 #   tools/release-constraints.sh            # every release
@@ -15,23 +18,23 @@
 set -eu -o pipefail
 cd "$(dirname "$0")/.."
 
-# release  cut-off   nova placement blazar blazar-nova keystone
+# release  cut-off   nova placement blazar blazar-nova keystone horizon
 RELEASES="
-2025.1 2025-05-15 31 13 15 7 27
-2026.1 2026-05-15 33 15 17 9 29
+2025.1 2025-05-15 31 13 15 7 27 25.3
+2026.1 2026-05-15 33 15 17 9 29 25.7
 "
 
 compile_release() {
     local release=$1 cutoff=$2 nova=$3 placement=$4 blazar=$5
-    local blazar_nova=$6 keystone=$7
+    local blazar_nova=$6 keystone=$7 horizon=$8
     local services now
     services=$(mktemp)
     now=$(date -u +%Y-%m-%d)
     printf '%s\n' "nova==${nova}.*" "openstack-placement==${placement}.*" \
         "blazar==${blazar}.*" "blazar-nova==${blazar_nova}.*" \
-        "keystone==${keystone}.*" > "$services"
+        "keystone==${keystone}.*" "horizon==${horizon}.*" > "$services"
     # The test requirements without the services' own lines (above).
-    grep -v -E '^(nova|openstack-placement|blazar|blazar-nova|keystone)>=' \
+    grep -v -E '^(nova|openstack-placement|blazar|blazar-nova|keystone|horizon)>=' \
         test-requirements.txt > "$services.test"
     uv pip compile --quiet --python-version 3.11 --no-header \
         --no-annotate --exclude-newer "$cutoff" \
@@ -40,7 +43,12 @@ compile_release() {
         --exclude-newer-package "blazar=$now" \
         --exclude-newer-package "blazar-nova=$now" \
         --exclude-newer-package "keystone=$now" \
+        --exclude-newer-package "horizon=$now" \
         --exclude-newer-package "cursive=$now" \
+        --exclude-newer-package "xstatic-angular-schema-form=$now" \
+        --exclude-newer-package "xstatic-objectpath=$now" \
+        --exclude-newer-package "xstatic-term-js=$now" \
+        --exclude-newer-package "xstatic-tv4=$now" \
         "$services" requirements.txt "$services.test" \
         -o "$services.out"
     {

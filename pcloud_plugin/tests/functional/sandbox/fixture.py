@@ -15,12 +15,13 @@
 """The sandbox cloud as a session-scoped fixture for cross-service tests.
 
 The first test of a test process that uses ``SandboxFixture`` starts the
-cloud (Keystone, Nova with Placement, Blazar: three processes, on free
-loopback ports); later tests reuse it; it stops when the process exits.
-Tests must leave it as they would like to find it (or use their own
-project and names). ``SandboxFixture(blazar_filters=True)`` is another,
-separate cloud whose scheduler also runs Blazar's filters: each variant
-is started once per process.
+cloud (Keystone, Nova with Placement, Blazar: three processes, and
+Horizon with our dashboard, on free loopback ports); later tests reuse
+it; it stops when the process exits. Tests must leave it as they would
+like to find it (or use their own project and names).
+``SandboxFixture(blazar_filters=True)`` is another, separate cloud whose
+scheduler also runs Blazar's filters: each variant is started once per
+process.
 """
 
 import atexit
@@ -89,7 +90,10 @@ def get_sandbox(blazar_filters=False):
             sandbox = supervisor.Sandbox(
                 tempfile.mkdtemp(prefix='pcloud-sandbox-', dir=_TMP),
                 ports=free_ports(), out=io.StringIO(), faults=True,
-                blazar_filters=blazar_filters)
+                blazar_filters=blazar_filters,
+                # Horizon beside the plain cloud, for the browser tests:
+                # it is up before Keystone is, so costs no time.
+                dashboard=not blazar_filters)
             try:
                 sandbox.start()
             except BaseException:
