@@ -119,9 +119,10 @@ class GiveBackHost(actions.Action):
 
 class AddProject(actions.Action):
     def act(self, request, client, pcloud_id):
-        project_id = request.POST.get('project_id', '').strip()
-        client.add_tenant(pcloud_id, project_id)
-        return _('Project %s may use the pcloud.') % project_id
+        # A name too: the API looks it up (a member may not).
+        project = request.POST.get('project_id', '').strip()
+        client.add_tenant(pcloud_id, project)
+        return _('Project %s may use the pcloud.') % project
 
     back = staticmethod(_detail)
 
