@@ -16,7 +16,8 @@
 A tenant makes a pcloud, takes a host, finds the first free hour on the
 availability timeline and books it from there, and sees the lease
 ACTIVE; another project sees nothing of it; the admin's host timeline
-shows both holders of the leased host, each in its window.
+shows both holders of the leased host, each in its window; once
+authorized by name, the other project sees the pcloud.
 """
 
 import datetime
@@ -170,3 +171,17 @@ class Dashboard(test_capacity_truth._Capacity):
             bar for bar in bars if bar[0] == for_good]
         self.assertEqual(('pcloud', 'forever'), (kind, until))
         self.assertLessEqual(since, _minutes(datetime.datetime.utcnow()))
+
+        # Demo authorizes alt by its name (a member may not look it up:
+        # the API does); alt then sees the pcloud, as authorized.
+        page.login(common.DEMO_USER)
+        page.open('/project/pclouds/%s/' % pcloud_id)
+        page.find('#add-project input[name=project_id]').send_keys(
+            common.ALT_PROJECT)
+        page.find('#add-project button').click()
+        page.seen('authorized alt')
+        self.assertEqual(2, len(page.find_all('#projects li')))
+        page.login(common.ALT_USER)
+        page.open('/project/pclouds/')
+        (row,) = self._row('pclouds', id=pcloud_id)
+        self.assertIn('authorized', row.text)
