@@ -289,6 +289,15 @@ class Client(object):
         return self._request('GET', _path(AVAILABILITY, 'hosts'),
                              params=params)['availability']
 
+    def show_instance_availability(self, params):
+        """How many instance slots of ``params``' shape (vcpus,
+
+        memory_mb, disk_gb; affinity, resource_properties, start, hours)
+        could be reserved each hour.
+        """
+        return self._request('GET', _path(AVAILABILITY, 'instances'),
+                             params=params)['availability']
+
     def list_allocations(self, params=None):
         return self._request('GET', _path(ALLOCATIONS), params=params)[
             'allocations']

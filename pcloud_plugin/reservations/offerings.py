@@ -38,10 +38,11 @@ Blazar's own hosts). A window answered is what a lease made at once
 would be admitted for; the quota is not checked here, and another lease
 may take it first. Nothing is claimed.
 
-Availability (host_availability) is the timeline beside them: for each
-hour from a moment on, how many eligible hosts of a host flavor nothing
-at all is claimed on, by the same eligibility and free test as whole
-hosts' offerings.
+Availability (host_availability, slot_availability) is the timeline
+beside them: for each hour from a moment on, how many eligible hosts of
+a host flavor nothing at all is claimed on, by the same eligibility and
+free test as whole hosts' offerings; or how many instance slots of a
+shape the hosts take, by the slot layout's counts.
 
 Pure reads of the ledger and of Nova's aggregates, so the Pcloud API
 answers them in blazar-api.
@@ -199,6 +200,31 @@ def host_availability(context, forest, pools, params, start, hours):
     busy = host_db.busy_intervals(context, order, start,
                                   before=start + hours * HOUR)
     return len(order), free_counts(busy, start, hours, order)
+
+
+def slot_availability(context, request, start, hours):
+    """For each of ``hours`` hours from ``start``, how many slots of
+
+    ``request``'s shape (a reservations.slots.SlotRequest with
+    admission's exclusions; its amount left aside) a reservation could
+    hold for the whole hour: what every host it may use takes, each
+    alone (slots.total_slots: with affinity the most one host takes,
+    against it one a host). Where hosts share a provider (a shared disk
+    pool), each host's count is its own: their sum may be more than all
+    of them take together.
+    """
+    index = db_snapshots.load_slot_index(context)
+    free = []
+    for i in range(hours):
+        begin = start + i * HOUR
+        counts = index.counts(request, begin, begin + HOUR)
+        if counts is not None:
+            per_host = counts.count
+        else:
+            per_host = slots_mod.host_counts(db_snapshots.load_forest(
+                context, begin, begin + HOUR), request).values()
+        free.append(slots_mod.total_slots(per_host, request.affinity))
+    return free
 
 
 @db_api.retry_on_deadlock

@@ -250,17 +250,11 @@ class _Packer:
                    for rc, rps in providers.items())
 
 
-def place(forest, request, max_candidates=None, preferred=(), held=None,
-          only_hosts=None, avoid_hosts=()):
-    """Lay out request.amount slots; a Plan, or SlotsUnavailable.
+def _host_options(forest, request, max_candidates=None, only_hosts=None,
+                  avoid_hosts=()):
+    """(forest of the hosts request may use, {host: [allocation of one
 
-    :param preferred: hosts to use first (where the reservation already
-        has slots), in order
-    :param held: {provider: {class: n}} the consumer keeps beside the new
-        slots (growing an active reservation), already discounted from
-        the forest: it counts against free capacity
-    :param only_hosts: if set, the only hosts slots may go to
-    :param avoid_hosts: hosts slots must not go to
+    slot]}): the allocation candidates of one slot, by host.
     """
     forest = matching_hosts(forest, request.hosts_matching)
     answer = candidates_mod.allocation_candidates(
@@ -280,7 +274,55 @@ def place(forest, request, max_candidates=None, preferred=(), held=None,
                                 and host not in only_hosts):
             continue
         options[host].append(alloc)
+    return forest, options
 
+
+def host_counts(forest, request, max_candidates=None):
+    """{host: how many slots of request's shape it takes alone}, for the
+
+    hosts that take any (its amount left aside): what SlotIndex.counts
+    answers where it can, from the engine.
+    """
+    forest, options = _host_options(forest, request, max_candidates)
+    packer = _Packer(forest, None)
+    found = {}
+    for host, opts in options.items():
+        room = {(rp, rc): packer.room(rp, rc) for alloc in opts
+                for rp, resources in alloc.items() for rc in resources}
+        found[host] = packer.count(
+            opts, packer.estimate(opts, request.resources, room))
+    return {host: n for host, n in found.items() if n}
+
+
+def total_slots(counts, affinity):
+    """How many slots a reservation could have of hosts taking ``counts``
+
+    (each host's, alone): all of them; with affinity, the most one host
+    takes; against it, one a host.
+    """
+    counts = [int(n) for n in counts if n]
+    if affinity is True:
+        return max(counts, default=0)
+    if affinity is False:
+        return len(counts)
+    return sum(counts)
+
+
+def place(forest, request, max_candidates=None, preferred=(), held=None,
+          only_hosts=None, avoid_hosts=()):
+    """Lay out request.amount slots; a Plan, or SlotsUnavailable.
+
+    :param preferred: hosts to use first (where the reservation already
+        has slots), in order
+    :param held: {provider: {class: n}} the consumer keeps beside the new
+        slots (growing an active reservation), already discounted from
+        the forest: it counts against free capacity
+    :param only_hosts: if set, the only hosts slots may go to
+    :param avoid_hosts: hosts slots must not go to
+    """
+    forest, options = _host_options(forest, request, max_candidates,
+                                    only_hosts, avoid_hosts)
+    sharing = forest.sharing
     packer = _Packer(forest, held)
     need = request.resources
     room = {}

@@ -454,10 +454,13 @@ class API(object):
                 'step_minutes': offerings.HOUR // offerings.MINUTE,
                 'hosts': total, 'free': free}
 
-    def instance_offerings(self, ctx, query):
-        """When ``amount`` instance slots of a flavor could be reserved."""
-        policy.authorize(ctx, 'pcloud:offering:instances', _own(ctx))
-        amount, duration, not_before, count = _terms(query)
+    def _slot_request(self, query, amount):
+        """The SlotRequest of an instance slots query: its shape
+
+        (vcpus, memory_mb, disk_gb), affinity and resource_properties as a
+        virtual:instance reservation takes them, and admission's
+        exclusions (the hosts of pclouds and pools).
+        """
         per_slot = {'VCPU': _int(query, 'vcpus', 1, 2 ** 31 - 1),
                     'MEMORY_MB': _int(query, 'memory_mb', 1, 2 ** 31 - 1),
                     'DISK_GB': _int(query, 'disk_gb', 0, 2 ** 31 - 1)}
@@ -480,15 +483,35 @@ class API(object):
                 self.service.nova).pcloud_exclusions()
         except cloud_mod.NOVA_FAILURES as e:
             raise cloud_mod.nova_failure('list aggregates', e)
-        request = slots_mod.SlotRequest(
+        return slots_mod.SlotRequest(
             per_slot, amount, affinity=affinity,
             required=properties.required, forbidden=properties.forbidden,
             forbidden_aggregates=excluded_aggregates,
             excluded_hosts=excluded_hosts,
             hosts_matching=properties.hosts_matching)
+
+    def instance_offerings(self, ctx, query):
+        """When ``amount`` instance slots of a flavor could be reserved."""
+        policy.authorize(ctx, 'pcloud:offering:instances', _own(ctx))
+        amount, duration, not_before, count = _terms(query)
+        request = self._slot_request(query, amount)
         return _offerings(offerings.slot_offerings(
             pcloud_context.get_admin_context(), request, duration,
             not_before, count))
+
+    def instance_availability(self, ctx, query):
+        """How many instance slots of a shape could be reserved each
+
+        hour: counts only.
+        """
+        policy.authorize(ctx, 'pcloud:availability:instances', _own(ctx))
+        start, hours = _timeline(query)
+        request = self._slot_request(query, 1)
+        free = offerings.slot_availability(
+            pcloud_context.get_admin_context(), request, start, hours)
+        return {'start': start,
+                'step_minutes': offerings.HOUR // offerings.MINUTE,
+                'free': free}
 
     # Allocations.
 

@@ -94,6 +94,12 @@ INSTANCE_OFFERINGS_QUERY = _object(
 HOST_AVAILABILITY_QUERY = _object(
     ('host_flavor',), host_flavor=IDENTIFIER, availability_zone=NAME,
     required_traits=TEXT, start=MOMENT, hours=INTEGER_TEXT)
+INSTANCE_AVAILABILITY_QUERY = _object(
+    ('vcpus', 'memory_mb', 'disk_gb'),
+    vcpus=INTEGER_TEXT, memory_mb=INTEGER_TEXT, disk_gb=INTEGER_TEXT,
+    affinity=FLAG_TEXT, resource_properties={'type': 'string',
+                                             'maxLength': 4096},
+    start=MOMENT, hours=INTEGER_TEXT)
 ALLOCATIONS_QUERY = _object(start=MOMENT, end=MOMENT, host=HOSTNAME)
 LEASE_LIST_QUERY = _object(project_id=PROJECT_ID)
 # A boot's pcloud hint as given (an id, or a name the check points out)

@@ -448,8 +448,8 @@ def instance_offerings_list(ctx, query):
     return _api.instance_offerings(ctx, query)
 
 
-# Availability (any project member): how many whole hosts are free each
-# hour, counts only.
+# Availability (any project member): how many whole hosts or instance
+# slots are free each hour, counts only.
 
 AVAILABILITY = '/pcloud-availability'
 
@@ -457,6 +457,12 @@ AVAILABILITY = '/pcloud-availability'
 @route('GET', AVAILABILITY + '/hosts', query=schemas.HOST_AVAILABILITY_QUERY)
 def host_availability_show(ctx, query):
     return {'availability': _api.host_availability(ctx, query)}
+
+
+@route('GET', AVAILABILITY + '/instances',
+       query=schemas.INSTANCE_AVAILABILITY_QUERY)
+def instance_availability_show(ctx, query):
+    return {'availability': _api.instance_availability(ctx, query)}
 
 
 # Allocations (cloud admins): what holds each host in a window.

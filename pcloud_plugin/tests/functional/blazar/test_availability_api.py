@@ -122,3 +122,62 @@ class AvailabilityTests(test_offerings_api.OfferingsAPITestCase):
         for token in (base.TOKEN, test_offerings_api.ADMIN_TOKEN):
             self.assertEqual(3, self.free(host_flavor='big', hours=1,
                                           token=token)['hosts'])
+
+
+SLOTS = '/pcloud-availability/instances'
+SHAPE = {'vcpus': 2, 'memory_mb': 1024, 'disk_gb': 10}
+
+
+class InstanceAvailabilityTests(test_offerings_api.OfferingsAPITestCase):
+    """GET /v1/pcloud-availability/instances: cn5 alone takes slots (16
+
+    VCPU: eight of 2).
+    """
+
+    def free(self, expect=200, **params):
+        found = self.get(SLOTS, expect=expect, **dict(SHAPE, **params))
+        return found['availability']
+
+    def test_free_slots_each_hour(self):
+        self.create_lease(self.reservation(8), start=0, end=60)
+        found = self.free(hours=3, start=self.minutes(0))
+        self.assertEqual({'start': self.at(0), 'step_minutes': 60,
+                          'free': [0, 8, 8]}, found)
+        # Half of cn5 for the second hour's first half.
+        self.create_lease(self.reservation(4), start=60, end=90)
+        self.assertEqual([0, 4, 8], self.free(
+            hours=3, start=self.minutes(0))['free'])
+        # One host: with affinity as many, against it one.
+        self.assertEqual([0, 4, 8], self.free(
+            hours=3, start=self.minutes(0), affinity='true')['free'])
+        self.assertEqual([0, 1, 1], self.free(
+            hours=3, start=self.minutes(0), affinity='false')['free'])
+        # A bigger shape: two of 8 VCPU on cn5 when it is free.
+        self.assertEqual([0, 1, 2], self.free(
+            hours=3, start=self.minutes(0), vcpus=8)['free'])
+        # The osc client asks the same.
+        session, url = self.api
+        client = client_mod.Client(session, endpoint=url)
+        self.assertEqual([0, 4, 8], client.show_instance_availability(
+            dict(SHAPE, hours=3, start=self.minutes(0)))['free'])
+
+    def test_bad_input_is_400_naming_the_field(self):
+        for field, value in (('vcpus', '0'), ('memory_mb', 'lots'),
+                             ('disk_gb', None), ('affinity', 'maybe'),
+                             ('resource_properties', '["=="]'),
+                             ('hours', '0'), ('start', 'tomorrow')):
+            params = dict(SHAPE)
+            if value is None:
+                del params[field]
+            else:
+                params[field] = value
+            error = self.get(SLOTS, expect=400, **params)
+            self.assertIn('field %s' % field, error['error_message'],
+                          (field, value))
+
+    def test_any_member_may_ask_a_reader_may_not(self):
+        error = self.get(SLOTS, token=test_offerings_api.READER_TOKEN,
+                         expect=403, **SHAPE)
+        self.assertEqual('PolicyNotAuthorized', error['error_name'])
+        for token in (base.TOKEN, test_offerings_api.ADMIN_TOKEN):
+            self.assertEqual([8], self.free(hours=1, token=token)['free'])

@@ -124,6 +124,13 @@ class PolicyTest(_OnePcloud):
                                     'role:admin'})
         self.check('GET', path, ['admin'], ['alice-member', 'bob-member'],
                    allowed_status=200)
+        slots = ('/pcloud-availability/instances?vcpus=1&memory_mb=64'
+                 '&disk_gb=1&hours=2')
+        self.check('GET', slots, ['admin', 'alice-member', 'bob-member'],
+                   ['alice-reader', 'alice-norole'], allowed_status=200)
+        self.assertEqual({'start', 'step_minutes', 'free'}, set(
+            self.call('bob-member', 'GET', slots,
+                      expect=200).json()['availability']))
 
     def test_host_flavor_reads_are_for_any_reader(self):
         self.check('GET', '/pcloud-host-flavors',
@@ -752,7 +759,7 @@ class FuzzTest(APITestCase):
                  'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(31, len(routes))
+        self.assertEqual(32, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 

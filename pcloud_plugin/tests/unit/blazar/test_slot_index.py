@@ -156,6 +156,43 @@ class IndexedPlacementTests(base.LedgerTestCase):
                                     unit=request.resources)
         self.assertEqual(12 * 15, compared)
 
+    def test_the_engine_counts_each_host_as_the_index_does(self):
+        # Availability's counts: the index's where it answers, else the
+        # engine's (slots.host_counts); where both answer, the same.
+        rng = random.Random(34)
+        compared = 0
+        for ledger in range(10):
+            self._empty()
+            uuids = self._ledger(rng, rng.randint(2, 9))
+            self._claims(rng, uuids, rng.randint(0, 30))
+            index = db_snapshots.load_slot_index(self.ctx)
+            for n in range(15):
+                request = self._request(rng, uuids)
+                start = rng.randrange(0, 50)
+                counts = index.counts(request, hours(start),
+                                      hours(start + 1))
+                if counts is None:
+                    continue
+                fast = {index.uuids[i]: int(c)
+                        for i, c in enumerate(counts.count) if c}
+                engine = slots.host_counts(self._fresh_forest(
+                    hours(start), hours(start + 1)), request)
+                self.assertEqual(fast, engine, 'ledger %d, request %d: %s'
+                                 % (ledger, n, request.describe()))
+                self.assertEqual(
+                    slots.total_slots(fast.values(), request.affinity),
+                    slots.total_slots(counts.count, request.affinity))
+                compared += 1
+        self.assertGreater(compared, 50)
+
+    def test_total_slots(self):
+        self.assertEqual((7, 4, 2), tuple(
+            slots.total_slots([4, 0, 3], affinity)
+            for affinity in (None, True, False)))
+        self.assertEqual((0, 0, 0), tuple(
+            slots.total_slots([], affinity)
+            for affinity in (None, True, False)))
+
     def _fresh_forest(self, start, end):
         """The window's forest read whole from the database, not from
 
