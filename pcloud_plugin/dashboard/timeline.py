@@ -184,7 +184,7 @@ def _svg(width, height, body, extra=''):
 
 
 def availability_svg(start, free, hosts, step=datetime.timedelta(hours=1),
-                     booking_url=None):
+                     booking_url=None, unit=('host', 'hosts'), out_of=True):
     """An SVG bar chart of the whole hosts free at each step from start.
 
     ``free[i]`` is the number free in [start + i*step, start + (i+1)*step)
@@ -197,7 +197,10 @@ def availability_svg(start, free, hosts, step=datetime.timedelta(hours=1),
     free). With ``booking_url`` (a str.format string with ``{start}``,
     e.g. ``/project/pcloud/book/?start={start}``) each column's group is
     wrapped in an ``<a href>`` with {start} the column's start in ISO
-    minutes, URL-quoted (``2026-11-30T14%3A00``).
+    minutes, URL-quoted (``2026-11-30T14%3A00``). ``unit`` (singular,
+    plural) names what is counted; without ``out_of`` there is no total
+    to count out of (instance slots): ``hosts`` is only the scale's top
+    and a title says ``5 slots free``.
 
     6 px a column, wider to fill at least 600 px; 220 px high.
     """
@@ -223,7 +226,6 @@ def availability_svg(start, free, hosts, step=datetime.timedelta(hours=1),
     _time_axis(out, start, start + step * count, AV_LEFT,
                column / step.total_seconds(), (AV_TOP - 12, base),
                AV_TOP - 6, (base, base + 3), base + 13, grid=True)
-    plural = 'host' if hosts == 1 else 'hosts'
     for i, n in enumerate(free):
         at = start + step * i
         iso = _iso(at)
@@ -239,12 +241,17 @@ def availability_svg(start, free, hosts, step=datetime.timedelta(hours=1),
             bar = ('<rect class="pcloud-full" x="%s" y="%d" width="%s" '
                    'height="3" fill="%s"/>'
                    % (_n(x), base - 3, _n(column - gap), FULL))
+        if out_of:
+            counted = '%s of %s %s' % (_text(n), _text(hosts),
+                                       unit[hosts != 1])
+        else:
+            counted = '%s %s' % (_text(n), unit[n != 1])
         group = ('<g class="pcloud-hour" data-start="%s" data-free=%s>'
-                 '<title>%s UTC: %s of %s %s free</title>'
+                 '<title>%s UTC: %s free</title>'
                  '<rect class="pcloud-hit" x="%s" y="%d" width="%s" '
                  'height="%d" fill="transparent"/>%s</g>'
-                 % (iso, _attr(n), _moment(at), _text(n), _text(hosts),
-                    plural, _n(x), AV_TOP, _n(column), plot_h, bar))
+                 % (iso, _attr(n), _moment(at), counted, _n(x), AV_TOP,
+                    _n(column), plot_h, bar))
         if booking_url is not None:
             href = booking_url.format(start=parse.quote(iso, safe=''))
             group = '<a href=%s>%s</a>' % (_attr(href), group)

@@ -90,7 +90,7 @@ class Dashboard(test_capacity_truth._Capacity):
 
         # The timeline: one host of the pool left to lease; the first
         # hour with it free, booked from there.
-        page.open('/project/pcloud_availability/?host_flavor=%s' % flavor)
+        page.open('/project/pcloud_availability/?flavor=%s' % flavor)
         hours = page.find_all('#timeline g.pcloud-hour')
         self.assertEqual(336, len(hours))
         free = [h.get_attribute('data-free') for h in hours]
@@ -124,14 +124,14 @@ class Dashboard(test_capacity_truth._Capacity):
         page.picture('reservations')
         self.assertIn('pcloud:host: 1 host(s) of %s' % flavor, row.text)
         # Now the timeline shows the host taken for that hour.
-        page.open('/project/pcloud_availability/?host_flavor=%s' % flavor)
+        page.open('/project/pcloud_availability/?flavor=%s' % flavor)
         self.assertEqual('0', page.find_all('#timeline g.pcloud-hour')[
             chosen].get_attribute('data-free'))
 
         # Another project sees nothing of it.
         page.login(common.ALT_USER)
         for path in ('/project/pclouds/', '/project/pcloud_reservations/',
-                     '/project/pcloud_availability/?host_flavor=%s'
+                     '/project/pcloud_availability/?flavor=%s'
                      % flavor):
             page.open(path)
             source = page.driver.page_source

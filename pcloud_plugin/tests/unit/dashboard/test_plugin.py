@@ -209,14 +209,40 @@ class PluginTest(base.TestCase):
 
     def test_availability_offers_the_first_free_hour(self):
         from pcloud_plugin.dashboard.availability import views
-        shown = self._context(views.IndexView, {'host_flavor': 'c16'})
+        shown = self._context(views.IndexView, {'flavor': 'c16'})
         self.assertEqual(('2031-01-01T12:00', '2031-01-01T13:00'),
                          (shown['start'], shown['end']))
         self.assertEqual(4, shown['timeline'].count('class="pcloud-hour"'))
         self.assertIn('start=2031-01-01T13%3A00', shown['timeline'])
         picked = self._context(views.IndexView, {
-            'host_flavor': 'c16', 'start': '2031-01-01T13:00'})
+            'flavor': 'c16', 'start': '2031-01-01T13:00'})
         self.assertEqual('2031-01-01T13:00', picked['start'])
+        # A flavor of the other kind (the kind changed): the first.
+        self.assertEqual('c16', self._context(
+            views.IndexView, {'flavor': 'm1.small'})['flavor'])
+
+    def test_availability_of_a_flavors_slots(self):
+        from pcloud_plugin.dashboard.availability import views
+        small = mock.Mock(id='f1', vcpus=2, ram=1024, disk=10)
+        small.name = 'm1.small'
+        big = mock.Mock(id='f2', vcpus=8, ram=8192, disk=80)
+        big.name = 'm1.big'
+        self.useFixture(_patch(
+            'openstack_dashboard.api.nova.flavor_list',
+            lambda request: [big, small]))
+        self.api.answers['show_instance_availability'] = {
+            'start': NOW, 'step_minutes': 60, 'free': [0, 4, 8]}
+        shown = self._context(views.IndexView, {'kind': 'slots'})
+        # The smallest flavor unless one is asked for.
+        self.assertEqual(('f1', small), (shown['flavor'], shown['size']))
+        self.assertEqual(('show_instance_availability', ({
+            'vcpus': 2, 'memory_mb': 1024, 'disk_gb': 10,
+            'hours': '336'},), {}), self.api.calls[-1])
+        self.assertEqual('2031-01-01T11:00', shown['start'])
+        self.assertIn('4 slots free', shown['timeline'])
+        self.assertIn('kind=slots', shown['timeline'])
+        self.assertEqual('f2', self._context(
+            views.IndexView, {'kind': 'slots', 'flavor': 'f2'})['flavor'])
 
     def test_the_host_timeline_draws_every_holder(self):
         from pcloud_plugin.dashboard.host_timeline import views

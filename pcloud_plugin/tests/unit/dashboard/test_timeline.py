@@ -71,6 +71,12 @@ class AvailabilityTest(base.TestCase):
         _root, columns = self.columns([1], hosts=1)
         self.assertEqual('Mon 30 Nov 14:00 UTC: 1 of 1 host free',
                          title(columns[0]))
+        # Instance slots: counted, out of nothing.
+        _root, columns = self.columns([5, 1], hosts=5,
+                                      unit=('slot', 'slots'), out_of=False)
+        self.assertEqual(['Mon 30 Nov 14:00 UTC: 5 slots free',
+                          'Mon 30 Nov 15:00 UTC: 1 slot free'],
+                         [title(c) for c in columns])
 
     def test_steps_other_than_an_hour(self):
         _root, columns = self.columns(
