@@ -13,8 +13,8 @@
 #    under the License.
 """Admin > Host Timeline: who holds each compute host when (pclouds for
 
-good, whole-host leases, instance reservations), and the host flavors
-with their pools.
+good, whole-host leases, instance reservations, marked where healing
+moved or could not move them), and the host flavors with their pools.
 """
 
 import datetime
@@ -30,7 +30,22 @@ from pcloud_plugin.dashboard import timeline
 SPANS = ((1, _('1 day')), (7, _('1 week')), (14, _('2 weeks')),
          (28, _('4 weeks')))
 DEFAULT_DAYS = 14
-MARKS = ('healing', 'degraded')
+
+
+def _marks(leases):
+    """{reservation id: mark} from Blazar's leases: 'degraded' while a
+
+    reservation misses resources on a failed host (healing could not
+    move it), 'healing' once its resources were moved to other hosts.
+    """
+    marks = {}
+    for lease in leases:
+        for reservation in lease.get('reservations', ()):
+            if reservation.get('missing_resources'):
+                marks[reservation['id']] = 'degraded'
+            elif reservation.get('resources_changed'):
+                marks[reservation['id']] = 'healing'
+    return marks
 
 
 def _moment(value):
@@ -39,15 +54,14 @@ def _moment(value):
         value) else None
 
 
-def _bar(held):
+def _bar(held, marks):
     what = held.get('name') or held.get('lease_id') or held.get('id') or ''
     text = '%s of project %s' % (what, held.get('project_id'))
     if held.get('slots'):
         text += ', %d slot(s)' % held['slots']
-    state = (held.get('state') or '').lower()
     return {'start': _moment(held['start']), 'end': _moment(held['end']),
             'kind': held['type'], 'text': text,
-            'mark': state if state in MARKS else None}
+            'mark': marks.get(held.get('id'))}
 
 
 class IndexView(views.HorizonTemplateView):
@@ -69,12 +83,14 @@ class IndexView(views.HorizonTemplateView):
                 'start': start.isoformat(), 'end': end.isoformat()})
             flavors = client.list_host_flavors()
             pools = [(f, client.list_pool_hosts(f['id'])) for f in flavors]
+            marks = _marks(client.list_leases())
         except api.FAILURES as e:
             messages.error(self.request, api.reason(e))
             return context
         context.update(
             days=days, spans=SPANS, pools=pools,
             gantt=timeline.gantt_svg(
-                start, end, [(h['host'], [_bar(a) for a in h['allocations']])
+                start, end, [(h['host'], [_bar(a, marks)
+                                          for a in h['allocations']])
                              for h in held], now=now))
         return context

@@ -258,6 +258,14 @@ class PluginTest(base.TestCase):
         self.assertIn('data-start="%s"' % soon.strftime('%Y-%m-%dT%H:%M'),
                       shown['gantt'])
         self.assertIn('data-end="forever"', shown['gantt'])
+        self.assertNotIn('data-mark', shown['gantt'])
+        # Healing could not move it: marked degraded, as Blazar's lease
+        # says.
+        self.api.answers['list_leases'] = [{
+            'id': 'l1', 'reservations': [{'id': 'r1',
+                                          'missing_resources': True}]}]
+        shown = self._context(views.IndexView, {'days': '7'})
+        self.assertIn('data-mark="degraded"', shown['gantt'])
         self.assertEqual([(FLAVORS[0], [{'host': 'compute4',
                                          'pcloud_id': None}])],
                          shown['pools'])
