@@ -123,10 +123,38 @@ class Dashboard(test_capacity_truth._Capacity):
         (row,) = self._row('leases', id=lease['id'])
         page.picture('reservations')
         self.assertIn('pcloud:host: 1 host(s) of %s' % flavor, row.text)
-        # Now the timeline shows the host taken for that hour.
+        # Now the timeline shows the host taken for that hour, and a
+        # second host there is refused with the API's reason.
         page.open('/project/pcloud_availability/?flavor=%s' % flavor)
         self.assertEqual('0', page.find_all('#timeline g.pcloud-hour')[
             chosen].get_attribute('data-free'))
+        # The taken hour, asked for again.
+        for field, value in (('start', first), ('end', _minutes(
+                datetime.datetime.strptime(first, MINUTES)
+                + datetime.timedelta(hours=1)))):
+            page.driver.execute_script(
+                'arguments[0].value = arguments[1]',
+                page.find('#book-window input[name=%s]' % field), value)
+        page.find('#book-window input[name=name]').send_keys(name + '-2')
+        page.find('#book-window button').click()
+        page.seen('refused')
+        self.assertIn('Error:', page.text())
+        self.assertEqual([name], [lease['name'] for lease in
+                                  self.demo.list_leases()])
+
+        # Extended by an hour from the Reservations page.
+        (row,) = self._row('leases', id=lease['id'])
+        end = datetime.datetime.strptime(
+            lease['end_date'][:16], MINUTES) + datetime.timedelta(hours=1)
+        page.driver.execute_script(
+            'arguments[0].value = arguments[1]',
+            row.find_element('css selector', 'input[name=end]'),
+            _minutes(end))
+        row.find_element('css selector', 'button.btn-default').click()
+        page.seen('extended')
+        self.assertIn('Updated the lease.', page.text())
+        lease = self.demo.show_lease(lease['id'])
+        self.assertEqual(_minutes(end), lease['end_date'][:16])
 
         # Another project sees nothing of it.
         page.login(common.ALT_USER)
