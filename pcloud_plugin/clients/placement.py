@@ -57,9 +57,21 @@ def call(adapter, method, url, json=None, ok=(200, 201, 204),
     """
     response = adapter.request(url, method, json=json,
                                microversion=microversion, raise_exc=False)
-    if response.status_code not in ok:
-        raise PlacementFailure(status=response.status_code, method=method,
-                               url=url, body=response.text[:500])
+    status = response.status_code
+    if status not in ok:
+        raise PlacementFailure(status=status, method=method, url=url,
+                               body=response.text[:500])
+    if status == 200 or (status == 201 and response.content):
+        # Placement answers these with JSON. One that does not parse was
+        # broken off (its process killed while answering, seen in the
+        # soak): no answer, to try again, not a failure of ours.
+        try:
+            body = response.json()
+        except ValueError as e:
+            raise exception.PlacementUnreachable(
+                action='%s %s' % (method, url),
+                reason='its answer (%d) broke off: %s' % (status, e))
+        response.json = lambda **kwargs: body
     return response
 
 

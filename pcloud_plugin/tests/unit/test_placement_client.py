@@ -15,6 +15,8 @@
 
 from unittest import mock
 
+import requests
+
 from pcloud_plugin.clients import placement
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -37,6 +39,34 @@ class _Adapter:
             body = {'resource_provider_generation': 1, 'inventories': {
                 'VCPU': {'allocation_ratio': 16.0}}}
         return mock.Mock(status_code=200, json=lambda: body)
+
+
+class CallTest(base.TestCase):
+
+    def _answer(self, status, content):
+        response = requests.Response()
+        response.status_code, response._content = status, content
+        adapter = mock.Mock()
+        adapter.request.return_value = response
+        return adapter
+
+    def test_an_answer_broken_off_is_placement_unreachable(self):
+        for status, content in ((200, b''), (200, b'{"resource_prov'),
+                                (201, b'<html>')):
+            e = self.assertRaises(
+                exception.PlacementUnreachable, placement.call,
+                self._answer(status, content), 'GET', '/resource_providers')
+            self.assertIn('GET /resource_providers', str(e))
+
+    def test_whole_answers_are_read_once(self):
+        response = placement.call(self._answer(200, b'{"a": 1}'), 'GET',
+                                  '/x')
+        self.assertEqual({'a': 1}, response.json())
+        self.assertIs(response.json(), response.json())
+        # 201 without a body (a provider made at 1.19), 204.
+        for status in (201, 204):
+            self.assertEqual(status, placement.call(
+                self._answer(status, b''), 'POST', '/x').status_code)
 
 
 class SetAllocationRatiosTest(base.TestCase):
