@@ -44,9 +44,8 @@ class Cli:
         command = shutil.which(args[0], path=self.path)
         if command is None:
             raise CommandFailed('%s is not installed' % args[0])
-        result = subprocess.run(
-            (command,) + args[1:], capture_output=True, text=True,
-            env=self.sandbox.client_env(user), timeout=120)
+        result = self._process((command,) + args[1:],
+                               self.sandbox.client_env(user))
         if result.returncode:
             lines = [line for line in result.stderr.splitlines()
                      if not line.startswith('Could not load')]
@@ -54,6 +53,10 @@ class Cli:
                 ' '.join(args), result.returncode,
                 ' / '.join(lines[-3:]) or result.stdout[-300:]))
         return result.stdout
+
+    def _process(self, argv, env):
+        return subprocess.run(argv, capture_output=True, text=True,
+                              env=env, timeout=120)
 
     def json(self, *args, user='admin'):
         return json.loads(self.run(*args, '-f', 'json', user=user))

@@ -129,7 +129,7 @@ class _Events(test_capacity_truth._Capacity):
     def setUp(self):
         super(test_capacity_truth._Capacity, self).setUp()
         self.sandbox = get_sandbox(self)
-        self.cli = fixture.commands.Cli(self.sandbox)
+        self.cli = fixture.Cli(self.sandbox)
         clients = fixture.Clients(self.sandbox)
         self.nova, self.placement = clients.nova, clients.placement
         self.admin, self.demo = clients.admin, clients.demo
