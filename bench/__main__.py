@@ -37,7 +37,7 @@ def main(argv=None):
                         help='keep the ledger in a new database on this '
                         'server (e.g. mysql+pymysql://root@127.0.0.1, '
                         'postgresql://postgres@127.0.0.1), dropped after; '
-                        'default: SQLite files (instance_plugin only)')
+                        'default: SQLite files (filter has no ledger)')
     parser.add_argument('names', nargs='*', metavar='name',
                         help='which to run: %s (default: all)'
                         % ', '.join(BENCHES))

@@ -15,8 +15,9 @@
 
 Each scenario's forest is loaded both in Placement (openstack-placement's
 WSGI app on its own in-memory SQLite, called without a socket) and in our
-ledger (a SQLite file); the same query is timed on both and the median
-(p50) latencies printed side by side. Ours is timed four ways:
+ledger (a SQLite file, or a new database on the server of ``--db``); the
+same query is timed on both and the median (p50) latencies printed side by
+side. Ours is timed four ways:
 
 * "ours": the engine alone on the forest read from the ledger once;
 * "incl. load": the forest read again for each query
@@ -34,6 +35,7 @@ python bench/bench_candidates.py [--quick] [--only NAME]
 """
 
 import argparse
+import contextlib
 import dataclasses
 import gc
 import os
@@ -48,6 +50,7 @@ import uuid as uuidlib
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import database  # noqa: E402
 from pcloud_plugin.capacity import candidates  # noqa: E402
 from pcloud_plugin.capacity import forest as forest_mod  # noqa: E402
 from pcloud_plugin.tests.functional import placement_fixture  # noqa: E402
@@ -231,22 +234,20 @@ class Ledger:
         from pcloud_plugin import context
         from pcloud_plugin.db import api
         from pcloud_plugin.db import claims
-        from pcloud_plugin.db import migration
         from pcloud_plugin.db import snapshots
         self.tmp = tempfile.mkdtemp(prefix='pcloud-bench-candidates-')
         conf.CONF([], project='pcloud', default_config_files=[])
-        conf.CONF.set_override('connection', 'sqlite:///%s' % os.path.join(
-            self.tmp, 'ledger.sqlite'), group='pcloud_database')
         # A scratch database: no need to wait for the disk on each write.
         conf.CONF.set_override('sqlite_synchronous', False,
                                group='pcloud_database')
-        migration.upgrade()
+        self.database = contextlib.ExitStack()
+        self.database.enter_context(database.ledger(self.tmp))
         self.api, self.context = api, context.get_admin_context()
         self.claims = claims
         self.snapshots = snapshots
 
     def close(self):
-        self.api.main_context_manager.dispose_pool()
+        self.database.close()
         shutil.rmtree(self.tmp)
 
     def load(self, spec):

@@ -397,6 +397,7 @@ class _Timings:
 
     def __init__(self):
         self.ms, self.refused, self.wrong = [], 0, []
+        self.rows = None  # read by one of them, where counted
 
     def add(self, ms, refusal, wrong=None):
         self.ms.append(ms)
@@ -429,50 +430,13 @@ def _time(plugin, requests, engine=None, before=None):
 
 # --- the floor: what the database alone costs ------------------------------
 
-def _shape(plugin, request, engine):
-    """(durable commits, statements) one admission makes on the ledger."""
-    counts = collections.Counter()
-
-    def statement(*_args):
-        counts['statements'] += 1
-
-    def commit(_conn):
-        counts['commits'] += 1
-    sa.event.listen(engine, 'before_cursor_execute', statement)
-    sa.event.listen(engine, 'commit', commit)
-    try:
-        _time(plugin, [request])
-    finally:
-        sa.event.remove(engine, 'before_cursor_execute', statement)
-        sa.event.remove(engine, 'commit', commit)
-    return counts['commits'], counts['statements']
-
-
-def _floor(engine, commits, statements, runs):
-    """_Timings of the same number of durable one-row commits and, for
-
-    the other statements, primary-key reads, on the ledger's own
-    database and engine: an admission can cost no less.
-    """
-    table = sa.Table('bench_floor', sa.MetaData(),
-                     sa.Column('id', sa.Integer, primary_key=True),
-                     sa.Column('v', sa.Integer))
-    table.create(engine)
+def _floor(engine, plugin, request, runs):
+    """(Shape of one admission, _Timings of its floor)."""
+    of = database.shape(engine, lambda: _time(plugin, [request]))
     timings = _Timings()
-    try:
-        for _run in range(runs):
-            began = time.perf_counter()
-            for _commit in range(commits):
-                with engine.begin() as conn:
-                    conn.execute(table.insert().values(v=1))
-            with engine.connect() as conn:
-                for _read in range(max(statements - commits, 0)):
-                    conn.execute(sa.select(table.c.v).where(
-                        table.c.id == 1)).all()
-            timings.add((time.perf_counter() - began) * 1000, None)
-    finally:
-        table.drop(engine)
-    return timings
+    for ms in database.floor(engine, of, runs):
+        timings.add(ms, None)
+    return of, timings
 
 
 def _upstream_plugin():
@@ -615,11 +579,11 @@ def _measure(hosts, reservations, counts, tmp, ledger_url):
     _time(ours, warmup)  # imports and caches, as a running manager
     results['ours: warm'] = _time(ours, requests[:counts['warm']], engine)
     requests = requests[counts['warm']:]
-    commits, statements = _shape(ours, requests[0], engine)
+    of, floor = _floor(engine, ours, requests[0], counts['warm'])
     requests = requests[1:]
     results['floor: %d commits, %d reads' % (
-        commits, statements - commits)] = _floor(
-            engine, commits, statements, counts['warm'])
+        of.commits, of.statements - of.commits)] = floor
+    results['ours: warm'].rows = of.rows
     written = []
 
     def write(request, n):
@@ -685,8 +649,10 @@ def _report(hosts, results):
     warm = results['ours: warm'].p(50)
     (floor,) = [t.p(50) for label, t in results.items()
                 if label.startswith('floor')]
-    print('ours warm p50 / floor p50: x{:.1f}; target within x2: {}'.format(
-        warm / floor, _met(warm <= 2 * floor)))
+    print('ours warm p50 / floor p50: x{:.1f}; target within x2: {}; '
+          'rows read by one admission: {:,}'.format(
+              warm / floor, _met(warm <= 2 * floor),
+              results['ours: warm'].rows))
     if 'Blazar: warm' in results:
         ratio = results['Blazar: warm'].p(50) / warm
         print('ratio (Blazar p50 / ours warm p50): x{:,.0f}; target x100: '

@@ -26,7 +26,7 @@ Blazar has no mirror (its host plugin reads Nova when an operator creates
 a host).
 """
 
-import os
+import contextlib
 import shutil
 import statistics
 import tempfile
@@ -35,9 +35,8 @@ import time
 from oslo_config import cfg
 from oslo_utils import uuidutils
 
+from bench import database
 from pcloud_plugin import context as context_mod
-from pcloud_plugin.db import api as db_api
-from pcloud_plugin.db import migration
 
 SIZES = (1000, 10000)
 EVENTS = 20
@@ -110,12 +109,8 @@ def run(quick=False):
     rows = []
     for count in sizes:
         tmp = tempfile.mkdtemp(prefix='pcloud-bench-mirror-')
-        conf.set_override('connection', 'sqlite:///%s' % os.path.join(
-            tmp, 'ledger.db'), group='pcloud_database')
-        db_api._configured = False
-        db_api.main_context_manager = (
-            db_api.enginefacade.transaction_context())
-        migration.upgrade(engine=db_api.get_engine())
+        ledger = contextlib.ExitStack()
+        ledger.enter_context(database.ledger(tmp))
         service, uuids = _placement(count)
         placement_service.use_placement(conf, service.url)
         ctx = context_mod.get_admin_context()
@@ -130,11 +125,12 @@ def run(quick=False):
         rows.extend((count,) + row
                     for row in _events(service, uuids, mirror))
         service.cleanUp()
-        db_api.main_context_manager.dispose_pool()
+        ledger.close()
         shutil.rmtree(tmp)
     print('\nPlacement mirror pass (a tenth of the hosts run instances '
-          'outside reservations; up to %d of those re-read per pass)'
-          % conf.pcloud.placement_mirror_usage_rechecks)
+          'outside reservations; up to %d of those re-read per pass; '
+          'ledger on %s)' % (conf.pcloud.placement_mirror_usage_rechecks,
+                             database.label()))
     print('%-10s %-18s %10s %10s %8s' % ('providers', 'pass', 'ms',
                                          'requests', 'read'))
     for count, what, ms, requests, read in rows:

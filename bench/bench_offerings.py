@@ -22,6 +22,7 @@ leases, so its hosts are put in one host flavor pool and its instance
 reservations are what keeps hosts busy. p50 and p90 in ms.
 """
 
+import contextlib
 import datetime
 import gc
 import random
@@ -32,6 +33,7 @@ import time
 import types
 
 from bench import bench_instance_plugin as instances
+from bench import database
 from bench import dataset
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
@@ -76,9 +78,12 @@ def run(quick=False):
 
     n = QUICK if quick else FULL
     tmp = tempfile.mkdtemp(prefix='pcloud-bench-offerings-')
+    ledger = contextlib.ExitStack()
     try:
         data = dataset.Dataset(HOSTS, RESERVATIONS, seed=instances.SEED)
-        instances._load(tmp, data, False)
+        instances._load(tmp, data, False,
+                        ledger.enter_context(database.ledger_url(tmp)))
+        ledger.callback(db_api.main_context_manager.dispose_pool)
         gc.collect()
         gc.freeze()
         ctx = context_mod.get_admin_context()
@@ -106,8 +111,8 @@ def run(quick=False):
                 start, COUNT)
 
         print('\nOfferings: the %d earliest windows, {:,} hosts x {:,} '
-              'reservations (bench.dataset; SQLite)'.format(
-                  HOSTS, RESERVATIONS) % COUNT)
+              'reservations (bench.dataset; ledger on %s)'.format(
+                  HOSTS, RESERVATIONS) % (COUNT, database.label()))
         print('%-14s %8s %8s %8s %10s' % ('', 'queries', 'p50 ms',
                                           'p90 ms', 'windows'))
         for label, make in (('slots', slot_query),
@@ -116,7 +121,7 @@ def run(quick=False):
             ms, found = _time([make() for _ in range(n)])
             print('%-14s %8d %8.1f %8.1f %10d' % (
                 label, n, _p(ms, 50), _p(ms, 90), found))
-        db_api.main_context_manager.dispose_pool()
     finally:
+        ledger.close()
         gc.unfreeze()
         shutil.rmtree(tmp)

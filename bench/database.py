@@ -18,11 +18,17 @@ database on the server of ``--db`` (MariaDB or PostgreSQL, e.g.
 ``mysql+pymysql://root@127.0.0.1:3306``), dropped when the bench ends.
 """
 
+import collections
 import contextlib
 import os
+import time
 import uuid
 
+from oslo_config import cfg
 import sqlalchemy as sa
+
+from pcloud_plugin.db import api as db_api
+from pcloud_plugin.db import migration
 
 # python -m bench --db URL sets it; None: SQLite files.
 SERVER = None
@@ -63,3 +69,90 @@ def ledger_url(tmp, name='ledger'):
                 conn.exec_driver_sql('DROP DATABASE %s' % database)
     finally:
         admin.dispose()
+
+
+@contextlib.contextmanager
+def ledger(tmp, name='ledger'):
+    """The engine of a new, migrated ledger, which the plugin's database
+
+    layer uses until the block ends (then the database is dropped).
+    """
+    with ledger_url(tmp, name) as url:
+        cfg.CONF.set_override('connection', url, group='pcloud_database')
+        db_api._configured = False
+        db_api.main_context_manager = (
+            db_api.enginefacade.transaction_context())
+        engine = db_api.get_engine()
+        migration.upgrade(engine=engine)
+        try:
+            yield engine
+        finally:
+            db_api.main_context_manager.dispose_pool()
+            engine.dispose()
+
+
+# What one call made of the database: durable commits, statements, and
+# rows read (returned by its SELECTs).
+Shape = collections.namedtuple('Shape', 'commits statements rows')
+
+
+def shape(engine, call):
+    """The Shape of ``call()`` on ``engine`` (run once, untimed)."""
+    counts = collections.Counter()
+
+    def executed(conn, cursor, statement, parameters, _context, many):
+        counts['statements'] += 1
+        if many or not statement.lstrip().upper().startswith('SELECT'):
+            return
+        if cursor.rowcount >= 0:  # MariaDB and PostgreSQL buffer them
+            counts['rows'] += cursor.rowcount
+            return
+        # SQLite says -1 until they are fetched: count them apart.
+        counter = conn.connection.dbapi_connection.cursor()
+        try:
+            counter.execute('SELECT count(*) FROM (%s) AS counted'
+                            % statement, parameters)
+            counts['rows'] += counter.fetchone()[0]
+        finally:
+            counter.close()
+
+    def commit(_conn):
+        counts['commits'] += 1
+    sa.event.listen(engine, 'after_cursor_execute', executed)
+    sa.event.listen(engine, 'commit', commit)
+    try:
+        call()
+    finally:
+        sa.event.remove(engine, 'after_cursor_execute', executed)
+        sa.event.remove(engine, 'commit', commit)
+    return Shape(counts['commits'], counts['statements'], counts['rows'])
+
+
+def floor(engine, of, runs):
+    """Milliseconds, ``runs`` times, of what a call of Shape ``of`` can cost
+
+    no less than on this database: as many durable one-row commits and,
+    for its other statements, primary-key reads, on the same engine.
+    """
+    table = sa.Table('bench_floor', sa.MetaData(),
+                     sa.Column('id', sa.Integer, primary_key=True),
+                     sa.Column('v', sa.Integer))
+    table.create(engine)
+    timings = []
+    try:
+        # The row read, under a key no insert below generates.
+        with engine.begin() as conn:
+            conn.execute(table.insert().values(id=-1, v=1))
+        for _run in range(runs):
+            began = time.perf_counter()
+            for _commit in range(of.commits):
+                with engine.begin() as conn:
+                    conn.execute(table.insert().values(v=1))
+            with engine.connect() as conn:
+                for _read in range(max(of.statements - of.commits, 0)):
+                    conn.execute(sa.select(table.c.v).where(
+                        table.c.id == -1)).all()
+            timings.append((time.perf_counter() - began) * 1000)
+    finally:
+        table.drop(engine)
+    return timings
