@@ -123,10 +123,7 @@ def _use(blazar_url, ledger_url):
 
     cfg.CONF.set_override('connection', blazar_url, group='database')
     facade_wrapper._clear_engine()
-    cfg.CONF.set_override('connection', ledger_url, group='pcloud_database')
-    db_api._configured = False
-    db_api.main_context_manager = db_api.enginefacade.transaction_context()
-    return db_api.get_engine()
+    return database.use(ledger_url)
 
 
 def _insert(engine, tables, rows_by_table):

@@ -131,21 +131,26 @@ def measure(allocations, claims):
     with _fresh_ledger(allocations, rng) as engine:
         context = context_mod.get_admin_context()
 
-        def claim():
+        def draw():
+            """A new claim's (providers, start, end), its overlap noted."""
             start = T0 + datetime.timedelta(hours=rng.randrange(
                 (HORIZON_DAYS - 1) * 24))
             end = start + datetime.timedelta(days=1)
             providers = ['rp-%04d' % i for i in rng.sample(
                 range(1, PROVIDERS + 1), SLOTS)]
             overlaps.append(_overlapping(engine, providers, start, end))
+            return providers, start, end
+
+        def claim(providers, start, end):
             began = time.perf_counter()
             db_claims.claim(context, uuidutils.generate_uuid(),
                             {p: dict(SLOT) for p in providers}, start, end)
             return (time.perf_counter() - began) * 1000
 
         overlaps = []
-        timings = sorted(claim() for _n in range(claims))
-        of = database.shape(engine, claim)
+        timings = sorted(claim(*draw()) for _n in range(claims))
+        drawn = draw()
+        of = database.shape(engine, lambda: claim(*drawn))
         floor = database.floor(engine, of, claims)
     return (statistics.median(timings), timings[int(len(timings) * 0.9)],
             statistics.mean(overlaps), statistics.median(floor), of)

@@ -71,6 +71,14 @@ def ledger_url(tmp, name='ledger'):
         admin.dispose()
 
 
+def use(url):
+    """Point the plugin's database layer at ``url``; its engine."""
+    cfg.CONF.set_override('connection', url, group='pcloud_database')
+    db_api._configured = False
+    db_api.main_context_manager = db_api.enginefacade.transaction_context()
+    return db_api.get_engine()
+
+
 @contextlib.contextmanager
 def ledger(tmp, name='ledger'):
     """The engine of a new, migrated ledger, which the plugin's database
@@ -78,11 +86,7 @@ def ledger(tmp, name='ledger'):
     layer uses until the block ends (then the database is dropped).
     """
     with ledger_url(tmp, name) as url:
-        cfg.CONF.set_override('connection', url, group='pcloud_database')
-        db_api._configured = False
-        db_api.main_context_manager = (
-            db_api.enginefacade.transaction_context())
-        engine = db_api.get_engine()
+        engine = use(url)
         migration.upgrade(engine=engine)
         try:
             yield engine
@@ -101,8 +105,11 @@ def shape(engine, call):
     counts = collections.Counter()
 
     def executed(conn, cursor, statement, parameters, _context, many):
+        words = statement.lstrip().upper()
+        if words.startswith('BEGIN'):  # SQLite's, not an admission's
+            return
         counts['statements'] += 1
-        if many or not statement.lstrip().upper().startswith('SELECT'):
+        if many or not words.startswith('SELECT'):
             return
         if cursor.rowcount >= 0:  # MariaDB and PostgreSQL buffer them
             counts['rows'] += cursor.rowcount

@@ -43,15 +43,6 @@ _SERVER = {}
 _TMP = tempfile.gettempdir()
 
 
-class Result:
-    """What subprocess.run would have given: returncode, stdout, stderr."""
-
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-
 def _server_path():
     """The socket of this process's server, started on first use."""
     with _LOCK:
@@ -86,8 +77,9 @@ def _stop():
 
 
 def run(argv, env, timeout):
-    """Result of ``openstack argv[1:]`` with ``env`` as its environment;
+    """CompletedProcess of ``openstack argv[1:]`` with ``env`` as its
 
+    environment, as subprocess.run gives;
     raises subprocess.TimeoutExpired (the command killed) past timeout.
     """
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -109,7 +101,8 @@ def run(argv, env, timeout):
             raise subprocess.TimeoutExpired(argv, timeout)
         finally:
             reader.close()
-    return Result(answer['rc'], answer['stdout'], answer['stderr'])
+    return subprocess.CompletedProcess(argv, answer['rc'], answer['stdout'],
+                                       answer['stderr'])
 
 
 def _command(conn):
