@@ -59,7 +59,7 @@ class _Series:
     """
 
     def __init__(self, steps):
-        self._set([len(s.times) for s in steps],
+        self._set([len(s.seconds()) for s in steps],
                   [s.seconds() + i * _SPAN for i, s in enumerate(steps)],
                   [s.levels_array() for s in steps])
 
@@ -90,12 +90,12 @@ class _Series:
                 steps = changes[pos]
                 keys.append(steps.seconds() + pos * _SPAN)
                 levels.append(steps.levels_array())
-                lengths[pos] = len(steps.times)
+                lengths[pos] = len(steps.seconds())
             begin = pos + 1
         for pos, steps in enumerate(added, self.count):
             keys.append(steps.seconds() + pos * _SPAN)
             levels.append(steps.levels_array())
-            lengths.append(len(steps.times))
+            lengths.append(len(steps.seconds()))
         new = _Series.__new__(_Series)
         new._set(lengths, keys, levels)
         return new

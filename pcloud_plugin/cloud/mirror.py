@@ -296,7 +296,7 @@ class Mirror(object):
             if not (aggs & set(aggregates) or root_name in hosts):
                 # Two lookups: ours | pieces would copy every reservation
                 # id for each provider.
-                pieces = promises.promise_consumers(uuid)
+                pieces = promises.pieces_there(uuid, allocations[uuid])
                 for consumer, amounts in allocations[uuid].items():
                     if consumer in ours or consumer in pieces:
                         continue

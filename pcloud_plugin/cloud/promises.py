@@ -45,7 +45,6 @@ of a reservation not started yet is written before the ledger's (see
 """
 
 import collections
-import functools
 import random
 import time
 import uuid
@@ -57,15 +56,12 @@ import tenacity
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import resources
-from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 
 LOG = logging.getLogger(__name__)
 
 _NAMESPACE = uuid.UUID('3f1f8b57-1c0e-4c8e-a8c4-2a7d4b9e51c1')
-# Reservations whose hold is in Placement (ENDING: instances still run).
-_HELD_STATES = (res_db.ACTIVE, res_db.ENDING)
 _RETRIES = 10
 # The most allocations one provider's promise is written in (pieces).
 _MAX_PIECES = 64
@@ -103,11 +99,20 @@ def promise_consumer(provider_uuid, piece=0):
     return str(uuid.uuid5(_NAMESPACE, name))
 
 
-@functools.lru_cache(maxsize=4096)
-def promise_consumers(provider_uuid):
-    """Every consumer a provider's promise may be written under."""
-    return frozenset(promise_consumer(provider_uuid, k)
-                     for k in range(_MAX_PIECES))
+def pieces_there(provider_uuid, consumers):
+    """The consumers of a provider's promise among ``consumers`` (those
+
+    with allocations on it). Every write of a promise makes its first n
+    pieces and drops the others, in one request: the pieces there are
+    always the first few.
+    """
+    found = set()
+    for k in range(_MAX_PIECES):
+        piece = promise_consumer(provider_uuid, k)
+        if piece not in consumers:
+            return found
+        found.add(piece)
+    return found
 
 
 def pieces(amounts, max_units):
@@ -180,7 +185,7 @@ def carried(holds, claims, max_units):
     promise the rest (see promised).
     """
     claimed = {(rid, rp, rc): used
-               for rp, rc, _s, _e, used, rid, _st in claims if rid in holds}
+               for rp, rc, _s, _e, used, rid in claims if rid in holds}
     found = {}
     for rid, (amounts, _end) in holds.items():
         found[rid] = {}
@@ -196,8 +201,7 @@ def carried(holds, claims, max_units):
     return found
 
 
-def promised(claims, now, holds, placed=None, proposed=None,
-             max_units=None):
+def promised(claims, now, holds, placed, proposed=None, max_units=None):
     """{provider: {class: n}} each provider's promise must carry.
 
     :param claims: res_db.claims_on rows
@@ -208,8 +212,7 @@ def promised(claims, now, holds, placed=None, proposed=None,
     :param placed: {provider: consumers with allocations there}: a
         started claim whose hold Placement has is carried by it, whatever
         the reservation's state says (a start writes the hold before it
-        records the state, and a start cut short by a crash leaves it);
-        None: the reservations' states say which are held
+        records the state, and a start cut short by a crash leaves it)
     :param proposed: {reservation id: ({provider: {class: n}}, start,
         end)}: claims of reservations not started yet, about to replace
         theirs in the ledger; promised as the higher of the two at each
@@ -222,7 +225,7 @@ def promised(claims, now, holds, placed=None, proposed=None,
     spans = collections.defaultdict(list)
     changing = collections.defaultdict(list)  # (rp, rc, rid): intervals
     held = collections.Counter()
-    for rp, rc, start, end, used, rid, state in claims:
+    for rp, rc, start, end, used, rid in claims:
         if rc not in resources.SLOT_CLASSES or (rid in holds
                                                 and holds[rid][0]):
             continue
@@ -230,15 +233,11 @@ def promised(claims, now, holds, placed=None, proposed=None,
             changing[rp, rc, rid].append((max(start, now), end, used))
         else:
             spans[rp, rc].append((max(start, now), end, used))
-        # A hold being dropped carries nothing: its claim is promised.
-        if placed is None:
-            in_placement = state in _HELD_STATES and start <= now
-        else:
-            # Its hold is there: it carries the claim from now, whatever
-            # the claim's start says (an update that starts an active
-            # claim again "now" may have a now a second after ours).
-            in_placement = rid in placed.get(rp, ())
-        if in_placement and rid not in holds:
+        # Its hold is there: it carries the claim from now, whatever the
+        # claim's start says (an update that starts an active claim again
+        # "now" may have a now a second after ours). A hold being dropped
+        # carries nothing: its claim is promised.
+        if rid in placed.get(rp, ()) and rid not in holds:
             # Its hold and the tickets its boots take, within max_unit.
             held[rp, rc] += _capped(max_units, rp, rc, used)
     holds_carry = carried(holds, claims, max_units)
@@ -289,7 +288,6 @@ class Promises:
             providers.update(amounts)
         for amounts, _start, _end in (proposed or {}).values():
             providers.update(amounts)
-        max_units = db_providers.max_units(self.context, providers)
 
         def give_up(_state):
             # A lost race, as the ledger's own: an admission plans again,
@@ -305,10 +303,9 @@ class Promises:
                 0, _BACKOFF * state.attempt_number),
             sleep=lambda seconds: _sleep(seconds),  # a test patches _sleep
             retry_error_callback=give_up)(
-                self._write, providers, holds, project_id, proposed,
-                max_units)
+                self._write, providers, holds, project_id, proposed)
 
-    def _write(self, providers, holds, project_id, proposed, max_units):
+    def _write(self, providers, holds, project_id, proposed):
         """One attempt of sync: True once written (or nothing to write),
 
         False when a concurrent writer moved a generation read.
@@ -328,12 +325,11 @@ class Promises:
                   for rp in providers}
         # The pieces there now, and the first, which may be new.
         consumers = first.union(*(
-            placed[rp].keys() & promise_consumers(rp)
-            for rp in providers))
+            pieces_there(rp, placed[rp]) for rp in providers))
         current.update((c, self.placement.allocations_of(c))
                        for c in consumers - current.keys())
         now = timeutils.utcnow().replace(microsecond=0)
-        claims = res_db.claims_on(self.context, providers, now)
+        claims, max_units = res_db.claims_on(self.context, providers, now)
         wanted = promised(claims, now, holds, placed, proposed,
                           max_units)
         desired = {}

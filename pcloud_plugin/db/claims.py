@@ -245,7 +245,7 @@ def claim(session, consumer_id, amounts, start=None, end=None, unit=None):
     # new generation without reading them again (see provider_cache).
     sa.event.listen(session, 'after_commit', functools.partial(
         provider_cache.CACHE.claimed, session.connection().engine, providers,
-        amounts, window), once=True)
+        amounts, window, consumer_id), once=True)
     return window
 
 

@@ -14,7 +14,7 @@
 
 """What the ledger keeps of each provider between reads.
 
-Each provider's inventories, traits, aggregates and usage steps
+Each provider's inventories, traits, aggregates, claims and usage steps
 (Details), keyed by its uuid and generation, and the last snapshot each
 loader of db.snapshots built from them. Imports the models and capacity
 of ours, nothing else of db.
@@ -23,10 +23,13 @@ of ours, nothing else of db.
 import collections
 import dataclasses
 import functools
+import itertools
 import types
 import weakref
 
+import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler as sa_compiler
 
 from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.capacity import window as window_mod
@@ -35,6 +38,93 @@ from pcloud_plugin.db import models
 # session.info key: this transaction has bumped provider generations and
 # not committed yet (see ProviderCache).
 UNCOMMITTED = 'pcloud_uncommitted_generations'
+
+
+class _EpochSeconds(sa.sql.functions.FunctionElement):
+    """A DATETIME column's whole seconds since the epoch, as an integer."""
+
+    type = sa.BigInteger()
+    inherit_cache = True
+    name = 'epoch_seconds'
+
+
+@sa_compiler.compiles(_EpochSeconds, 'sqlite')
+def _epoch_seconds_sqlite(element, compiler, **kw):
+    return "CAST(strftime('%%s', %s) AS INTEGER)" % compiler.process(
+        element.clauses, **kw)
+
+
+@sa_compiler.compiles(_EpochSeconds, 'mysql')
+def _epoch_seconds_mysql(element, compiler, **kw):
+    # Not UNIX_TIMESTAMP: it follows the session's time zone and stops
+    # at 2038 (or 2106); the ledger's moments are naive UTC up to 9999.
+    return "TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', %s)" % (
+        compiler.process(element.clauses, **kw))
+
+
+@sa_compiler.compiles(_EpochSeconds, 'postgresql')
+def _epoch_seconds_postgresql(element, compiler, **kw):
+    return 'CAST(EXTRACT(EPOCH FROM %s) AS BIGINT)' % compiler.process(
+        element.clauses, **kw)
+
+
+# What a MySQL session may make of one GROUP_CONCAT (MariaDB's most;
+# max_allowed_packet may cut it shorter).
+GROUP_CONCAT_MAX_LEN = 2 ** 30
+
+
+def _every_claim(session):
+    """Every claim in the ledger as five int64 arrays: provider id, class
+
+    id, start and end (whole seconds since the epoch) and used.
+    """
+    alloc = models.Allocation.__table__
+    values = (_EpochSeconds(alloc.c.start_time),
+              _EpochSeconds(alloc.c.end_time), alloc.c.used)
+    if session.get_bind().dialect.name == 'mysql':
+        found = _every_claim_grouped(session, alloc, values)
+        if found is not None:
+            return found
+    rows = session.execute(sa.select(
+        alloc.c.resource_provider_id, alloc.c.resource_class_id,
+        *values)).all()
+    return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64,
+                       count=5 * len(rows)).reshape(-1, 5).T
+
+
+def _every_claim_grouped(session, alloc, values):
+    """As _every_claim, read as one row per provider and class, its claims'
+
+    values in one string: PyMySQL decodes each value it is sent in Python
+    (about 1.5 us), which made the row-per-claim read several seconds at
+    100,000 reservations. None if a string came back cut short.
+    """
+    text = sa.func.concat_ws(',', *values)
+    session.execute(sa.text('SET SESSION group_concat_max_len = %d'
+                            % GROUP_CONCAT_MAX_LEN))
+    rows = session.execute(sa.select(
+        alloc.c.resource_provider_id, alloc.c.resource_class_id,
+        sa.func.count(), sa.func.sum(sa.func.length(text) + 1) - 1,
+        sa.func.group_concat(text)).group_by(
+            alloc.c.resource_provider_id,
+            alloc.c.resource_class_id)).all()
+    # Past group_concat_max_len (or max_allowed_packet) MySQL cuts it,
+    # with only a warning.
+    if any(row[4] is None or len(row[4]) != row[3] for row in rows):
+        return None
+    # (provider, class, how many claims) of each row.
+    groups = np.array([row[:3] for row in rows],
+                      dtype=np.int64).reshape(-1, 3)
+    claims = np.fromstring(','.join(row[4] for row in rows),
+                           dtype=np.int64, sep=',').reshape(-1, 3)
+    return (np.repeat(groups[:, 0], groups[:, 2]),
+            np.repeat(groups[:, 1], groups[:, 2]), *claims.T)
+
+
+# The columns of an inventories row a capacity Inventory takes (named
+# again in inventory_of: keywords are faster than a dict made per row).
+_INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit',
+                     'step_size', 'allocation_ratio')
 
 
 def inventory_of(row):
@@ -67,6 +157,10 @@ class Details:
     traits: frozenset
     aggregates: frozenset
     usage: types.MappingProxyType   # class name -> UsageSteps, all time
+    # Each claim, all time: (class name, start, end, used, consumer);
+    # None until asked for (ProviderCache.with_claims): the consumers are
+    # the costliest column to decode, and only promises need them.
+    claims: tuple = None
 
     @functools.cached_property
     def claims_end(self):
@@ -145,6 +239,28 @@ class ProviderCache:
                 entries.pop(rp_id, None)
         return details
 
+    def with_claims(self, session, providers):
+        """As get, each Details with its claims, read for those that had
+
+        none yet.
+        """
+        details = self.get(session, providers)
+        missing = [rp_id for rp_id, about in details.items()
+                   if about.claims is None]
+        if missing:
+            claims = self._read_claims(session, missing)
+            entries = self._by_engine[session.connection().engine]
+            kept = not session.info.get(UNCOMMITTED)
+            for rp_id in missing:
+                about = dataclasses.replace(details[rp_id],
+                                            claims=claims[rp_id])
+                # Unless a concurrent read replaced the entry meanwhile.
+                entry = entries.get(rp_id)
+                if kept and entry is not None and entry[1] is details[rp_id]:
+                    entries[rp_id] = (entry[0], about)
+                details[rp_id] = about
+        return details
+
     def current(self, session, providers):
         """{uuid: Details} of provider rows (id, uuid, generation, ...)
 
@@ -159,7 +275,8 @@ class ProviderCache:
             found[row['uuid']] = entry[1]
         return found
 
-    def claimed(self, engine, providers, amounts, window, session=None):
+    def claimed(self, engine, providers, amounts, window, consumer,
+                session=None):
         """After a new consumer's claim of amounts ({uuid: {class: n}})
 
         in window committed: each provider (its row as read before the
@@ -180,14 +297,24 @@ class ProviderCache:
             if entry is None or entry[0] != (row['uuid'], row['generation']):
                 continue
             details = entry[1]
+            claims = details.claims
+            if claims is not None and any(claim[4] == consumer
+                                          for claim in claims):
+                # Read after the commit, under the generation before it.
+                entries[row['id']] = ((row['uuid'], row['generation'] + 1),
+                                      details)
+                continue
             usage = dict(details.usage)
-            for rc, used in amounts[row['uuid']].items():
+            for rc, used in sorted(amounts[row['uuid']].items()):
                 claim = [(window.start, window.stored_end, used)]
                 usage[rc] = (usage[rc].plus(claim) if rc in usage
                              else window_mod.UsageSteps(claim))
+                if claims is not None:
+                    claims += ((rc, window.start, window.stored_end, used,
+                                consumer),)
             entries[row['id']] = ((row['uuid'], row['generation'] + 1),
                                   dataclasses.replace(
-                                      details,
+                                      details, claims=claims,
                                       usage=types.MappingProxyType(usage)))
 
     def take_claimed(self, session):
@@ -226,9 +353,11 @@ class ProviderCache:
         trait = models.Trait.__table__
         rp_trait = models.ResourceProviderTrait.__table__
         rp_agg = models.ResourceProviderAggregate.__table__
-        alloc = models.Allocation.__table__
         inventories = collections.defaultdict(dict)
-        for row in of(sa.select(inv, rc.c.name).join(
+        # Not the rows' timestamps: PyMySQL decodes each in Python.
+        for row in of(sa.select(
+                inv.c.resource_provider_id, rc.c.name,
+                *(inv.c[field] for field in _INVENTORY_FIELDS)).join(
                 rc, rc.c.id == inv.c.resource_class_id),
                 inv.c.resource_provider_id).mappings():
             inventories[row['resource_provider_id']][row['name']] = \
@@ -245,24 +374,51 @@ class ProviderCache:
                           rp_agg.c.aggregate_uuid),
                 rp_agg.c.resource_provider_id):
             aggregates[rp_id].add(agg)
-        claims = collections.defaultdict(list)
-        names = class_names(session)
-        for rp_id, rc_id, start, end, used in of(
-                sa.select(alloc.c.resource_provider_id,
-                          alloc.c.resource_class_id, alloc.c.start_time,
-                          alloc.c.end_time, alloc.c.used),
-                alloc.c.resource_provider_id):
-            claims[rp_id, names[rc_id]].append((start, end, used))
+        # With their consumers when a few providers are read (those that
+        # moved): one read for both.
+        few = len(rp_ids) <= self.SCAN_ALL
+        claims = self._read_claims(session, rp_ids) if few else {}
         usage = collections.defaultdict(dict)
-        for (rp_id, rc), rc_claims in claims.items():
-            usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)
+        if few:
+            by_class = collections.defaultdict(list)
+            for rp_id, rp_claims in claims.items():
+                for rc, start, end, used, _consumer in rp_claims:
+                    by_class[rp_id, rc].append((start, end, used))
+            for (rp_id, rc), rc_claims in by_class.items():
+                usage[rp_id][rc] = window_mod.UsageSteps(rc_claims)
+        else:
+            # Every claim: as whole seconds, summed into steps at once, so
+            # that no moment is made of each (see UsageSteps.of_seconds).
+            names = class_names(session)
+            providers, classes, starts, ends, used = _every_claim(session)
+            # One key of each provider and class, for the steps' sake.
+            span = max(names, default=0) + 1
+            for key, steps in window_mod.steps_by_key(
+                    providers * span + classes, starts, ends, used).items():
+                usage[key // span][names[key % span]] = steps
         # Every snapshot shares these: read-only, so none can change them.
         return {rp_id: Details(
             inventories=types.MappingProxyType(inventories.get(rp_id, {})),
             traits=frozenset(traits.get(rp_id, ())),
             aggregates=frozenset(aggregates.get(rp_id, ())),
-            usage=types.MappingProxyType(usage.get(rp_id, {})))
+            usage=types.MappingProxyType(usage.get(rp_id, {})),
+            claims=claims.get(rp_id))
             for rp_id in rp_ids}
+
+    @staticmethod
+    def _read_claims(session, rp_ids):
+        """{provider id: its claims, as Details holds them}."""
+        alloc = models.Allocation.__table__
+        names = class_names(session)
+        claims = {rp_id: [] for rp_id in rp_ids}
+        for rp_id, rc_id, start, end, used, consumer in session.execute(
+                sa.select(alloc.c.resource_provider_id,
+                          alloc.c.resource_class_id, alloc.c.start_time,
+                          alloc.c.end_time, alloc.c.used,
+                          alloc.c.consumer_id)
+                .where(alloc.c.resource_provider_id.in_(rp_ids))):
+            claims[rp_id].append((names[rc_id], start, end, used, consumer))
+        return {rp_id: tuple(found) for rp_id, found in claims.items()}
 
 
 CACHE = ProviderCache()

@@ -302,21 +302,6 @@ def get_inventories(session, uuid):
     return {r['name']: provider_cache.inventory_of(r) for r in rows}
 
 
-@db_api.reading
-def max_units(session, uuids):
-    """{provider uuid: {class: max_unit}} of the providers known."""
-    if not uuids:
-        return {}
-    found = collections.defaultdict(dict)
-    for uuid, rc, max_unit in session.execute(
-            sa.select(_RP.c.uuid, _RC.c.name, _INV.c.max_unit)
-            .join(_INV, _INV.c.resource_provider_id == _RP.c.id)
-            .join(_RC, _RC.c.id == _INV.c.resource_class_id)
-            .where(_RP.c.uuid.in_(sorted(uuids)))):
-        found[uuid][rc] = max_unit
-    return dict(found)
-
-
 @db_api.writer_with_cas_retry
 def set_inventories(session, uuid, inventories, generation=None):
     """Replace a provider's inventories.

@@ -18,6 +18,8 @@ id (db.claims); these rows say what it is for: the slot size and count, the
 hosts holding slots, and the Nova and Placement objects made at start.
 """
 
+import collections
+
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity import window as window_mod
@@ -182,41 +184,49 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
         window.start, window.stored_end)
 
 
+# What cloud.promises fences on some providers: claims [(provider uuid,
+# class, start, end, used, consumer)], and {provider uuid: {class:
+# max_unit}}.
+Fenced = collections.namedtuple('Fenced', 'claims max_units')
+
+
 @db_api.retry_on_deadlock
 def claims_on(context, provider_uuids, after):
-    """[(provider uuid, class, start, end, used, consumer, state)]: the
+    """Fenced: the ledger claims on these providers that end after
 
-    ledger claims on these providers that end after ``after``, but for
-    whole hosts (host leases and pclouds' own hosts) and Placement's own
-    usage mirrored (already allocated there): what cloud.promises
-    fences in Placement. ``state`` is the instance reservation's, None
-    while its admission has not recorded it yet.
+    ``after``, but for whole hosts (host leases and pclouds' own hosts)
+    and Placement's own usage mirrored (already allocated there), and
+    the providers' max units: what cloud.promises fences in Placement.
+
+    Both come from what provider_cache keeps of each provider, read again
+    only once its generation has moved (and not after this process's own
+    claims), so an admission reads rows for the providers it claims on,
+    and for the host reservations among their consumers, not for every
+    claim already there.
     """
     if not provider_uuids:
-        return []
+        return Fenced([], {})
     with db_api.reader(context) as session:
-        # The providers' ids first, so that the allocations are read by
-        # them, whatever the planner thinks (provider_cache.class_names).
-        uuid_of = dict(session.execute(
-            sa.select(_RP.c.id, _RP.c.uuid).where(
-                _RP.c.uuid.in_(sorted(provider_uuids)))).all())
-        if not uuid_of:
-            return []
-        names = provider_cache.class_names(session)
-        query = (sa.select(_ALLOC.c.resource_provider_id,
-                           _ALLOC.c.resource_class_id, _ALLOC.c.start_time,
-                           _ALLOC.c.end_time, _ALLOC.c.used,
-                           _ALLOC.c.consumer_id, _RES.c.state)
-                 .outerjoin(_RES,
-                            _RES.c.reservation_id == _ALLOC.c.consumer_id)
-                 .outerjoin(_HOST_RES,
-                            _HOST_RES.c.reservation_id
-                            == _ALLOC.c.consumer_id)
-                 .where(_ALLOC.c.resource_provider_id.in_(sorted(uuid_of)),
-                        _ALLOC.c.end_time > after,
-                        _HOST_RES.c.reservation_id.is_(None),
-                        sa.not_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST)),
-                        sa.not_(_ALLOC.c.consumer_id.startswith(
-                            db_claims.USAGE_PREFIX))))
-        return [(uuid_of[rp_id], names[rc_id]) + tuple(rest)
-                for rp_id, rc_id, *rest in session.execute(query)]
+        providers = session.execute(
+            sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation).where(
+                _RP.c.uuid.in_(sorted(provider_uuids)))).all()
+        if not providers:
+            return Fenced([], {})
+        details = provider_cache.CACHE.with_claims(session, providers)
+        claims = [(uuid,) + claim for rp_id, uuid, _gen in providers
+                  for claim in details[rp_id].claims
+                  if claim[2] > after and not claim[4].startswith(
+                      (WHOLE_HOST, db_claims.USAGE_PREFIX))]
+        # A host reservation's claim is recorded after it is made, which
+        # moves no generation: asked each time.
+        hosts = set(session.execute(
+            sa.select(_HOST_RES.c.reservation_id).distinct()
+            .join(_ALLOC, _ALLOC.c.consumer_id == _HOST_RES.c.reservation_id)
+            .where(_ALLOC.c.resource_provider_id.in_(
+                sorted(rp_id for rp_id, _u, _g in providers)),
+                _ALLOC.c.end_time > after)).scalars()) if claims else set()
+    return Fenced(
+        [claim for claim in claims if claim[5] not in hosts],
+        {uuid: {rc: inventory.max_unit
+                for rc, inventory in details[rp_id].inventories.items()}
+         for rp_id, uuid, _gen in providers})

@@ -380,8 +380,9 @@ class PromiseTests(base.BlazarTestCase):
         on_host = self.placement.client.get(
             '/resource_providers/%s/allocations' % uuid).json()
         total = {}
+        pieces = promises.pieces_there(uuid, on_host['allocations'])
         for consumer, held in on_host['allocations'].items():
-            if consumer in promises.promise_consumers(uuid):
+            if consumer in pieces:
                 for rc, n in held['resources'].items():
                     total[rc] = total.get(rc, 0) + n
         return total

@@ -15,6 +15,8 @@
 import datetime
 import random
 
+import numpy as np
+
 from pcloud_plugin.capacity import window
 from pcloud_plugin.tests import base
 
@@ -105,3 +107,76 @@ class UsageStepsTests(base.TestCase):
         self.assertEqual([(hours(-1), 0), (hours(0), 2)],
                          steps.between(hours(-1), hours(2)))
         self.assertEqual([(hours(5), 3)], steps.between(hours(5), hours(6)))
+
+
+class StepsByKeyTests(base.TestCase):
+    """Steps summed from arrays at once are those built claim by claim."""
+
+    def _claims(self, rng, keys):
+        # Hours around T0 (some before the epoch, some open), touching and
+        # cancelling out often: few distinct bounds.
+        return [(rng.choice(keys), hours(start),
+                 window.FOREVER if rng.random() < 0.1
+                 else hours(start + rng.randint(1, 6)), rng.randint(0, 4))
+                for start in (rng.randrange(-5, 20) * rng.choice((1, 3))
+                              for _c in range(rng.randint(0, 40)))]
+
+    def _by_key(self, claims):
+        return window.steps_by_key(
+            np.array([key for key, _s, _e, _u in claims], dtype=np.int64),
+            np.array([window.epoch_seconds(s) for _k, s, _e, _u in claims],
+                     dtype=np.int64),
+            np.array([window.epoch_seconds(e) for _k, _s, e, _u in claims],
+                     dtype=np.int64),
+            np.array([u for _k, _s, _e, u in claims], dtype=np.int64))
+
+    def test_each_key_as_built_from_its_own_claims(self):
+        rng = random.Random(3)
+        # Small keys sort as one int64; large or negative ones apart.
+        for keys in ([0, 1, 7], [2 ** 40, 5, -3]):
+            for _n in range(1000):
+                claims = self._claims(rng, keys)
+                if rng.random() < 0.1:
+                    # Before the epoch: negative seconds.
+                    claims.append((keys[0], datetime.datetime(1969, 7, 1),
+                                   hours(2), 1))
+                got = self._by_key(claims)
+                self.assertEqual(
+                    {k for k, _s, _e, _u in claims}, set(got), claims)
+                for key, steps in got.items():
+                    whole = window.UsageSteps(
+                        [(s, e, u) for k, s, e, u in claims if k == key])
+                    self.assertEqual(
+                        (whole.times, whole.levels, whole.top, whole.ends),
+                        (steps.times, steps.levels, steps.top, steps.ends))
+                    self.assertEqual(whole.seconds().tolist(),
+                                     steps.seconds().tolist())
+                    self.assertEqual(whole.levels_array().tolist(),
+                                     steps.levels_array().tolist())
+
+    def test_answers_as_steps_built_from_claims(self):
+        rng = random.Random(8)
+        for _n in range(500):
+            claims = self._claims(rng, [1])
+            if not claims:
+                continue
+            (steps,) = self._by_key(claims).values()
+            whole = window.UsageSteps([(s, e, u) for _k, s, e, u in claims])
+            # Asked before anything else made its moments and lists.
+            fresh = self._by_key(claims)[1]
+            self.assertEqual(whole.ends, fresh.ends)
+            start = hours(rng.randrange(-8, 40))
+            end = start + datetime.timedelta(hours=rng.randint(1, 30))
+            self.assertEqual(whole.peak(start, end), fresh.peak(start, end))
+            self.assertEqual(whole.between(start, end),
+                             steps.between(start, end))
+            more = [(hours(2), hours(9), 2), (hours(-3), None, 1)]
+            grown, also = whole.plus(more), steps.plus(more)
+            self.assertEqual((grown.times, grown.levels),
+                             (also.times, also.levels))
+            self.assertEqual(grown.seconds().tolist(),
+                             also.seconds().tolist())
+
+    def test_no_claims(self):
+        empty = np.zeros(0, dtype=np.int64)
+        self.assertEqual({}, window.steps_by_key(empty, empty, empty, empty))

@@ -36,9 +36,8 @@ def _at(hours):
     return NOW + datetime.timedelta(hours=hours)
 
 
-def _claim(start, end, used, rid='r', state=res_db.RESERVED, rp='rp',
-           rc='MEMORY_MB'):
-    return (rp, rc, _at(start), _at(end), used, rid, state)
+def _claim(start, end, used, rid='r', rp='rp', rc='MEMORY_MB'):
+    return (rp, rc, _at(start), _at(end), used, rid)
 
 
 class PromisedTests(base.TestCase):
@@ -46,47 +45,42 @@ class PromisedTests(base.TestCase):
     def test_overlapping_claims_add_up(self):
         claims = [_claim(1, 3, 100, 'a'), _claim(2, 4, 50, 'b')]
         self.assertEqual({'rp': {'MEMORY_MB': 150}},
-                         promises.promised(claims, NOW, {}))
+                         promises.promised(claims, NOW, {}, {}))
 
     def test_claims_at_different_times_are_promised_once(self):
         # Back to back: the first has ended when the second starts.
         claims = [_claim(1, 2, 100, 'a'), _claim(2, 3, 70, 'b')]
         self.assertEqual({'rp': {'MEMORY_MB': 100}},
-                         promises.promised(claims, NOW, {}))
+                         promises.promised(claims, NOW, {}, {}))
 
     def test_what_holds_carry_is_not_promised_again(self):
-        claims = [_claim(-1, 2, 100, 'a', res_db.ACTIVE),
-                  _claim(1, 3, 30, 'b')]
+        claims = [_claim(-1, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
         # Peak 130 from 1 to 2; the hold of 'a' carries 100 of it.
         self.assertEqual({'rp': {'MEMORY_MB': 30}},
-                         promises.promised(claims, NOW, {}))
+                         promises.promised(claims, NOW, {}, {'rp': {'a'}}))
         # Once 'a' ends before 'b' starts, nothing beyond the hold.
-        claims = [_claim(-1, 1, 100, 'a', res_db.ACTIVE),
-                  _claim(1, 3, 30, 'b')]
-        self.assertEqual({}, promises.promised(claims, NOW, {}))
+        claims = [_claim(-1, 1, 100, 'a'), _claim(1, 3, 30, 'b')]
+        self.assertEqual({}, promises.promised(claims, NOW, {},
+                                               {'rp': {'a'}}))
 
-    def test_a_hold_placement_has_carries_its_claim_whatever_the_state(self):
-        # 'a' started: its hold is in Placement, its state not recorded
-        # yet (or its start died there). Counted by its state, it was
-        # promised again beside its hold: Placement refused the next
-        # write on a full host.
-        claims = [_claim(-1, 2, 100, 'a', res_db.RESERVED),
-                  _claim(1, 3, 30, 'b')]
-        self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
-            claims, NOW, {}, placed={'rp': {'a'}}))
+    def test_a_started_claim_whose_hold_placement_lacks_is_promised(self):
+        # Whatever the reservation's state says: a start writes the hold
+        # before it records the state, and one cut short leaves it there
+        # or not. Counted by its state, it was promised again beside its
+        # hold: Placement refused the next write on a full host.
+        claims = [_claim(-1, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
         self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
             claims, NOW, {}, placed={'rp': set()}))
-        # Active, its hold gone from Placement: promised.
-        claims = [_claim(-1, 2, 100, 'a', res_db.ACTIVE)]
-        self.assertEqual({'rp': {'MEMORY_MB': 100}}, promises.promised(
-            claims, NOW, {}, placed={'rp': set()}))
+        # Its hold on another provider carries nothing here.
+        self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
+            claims, NOW, {}, placed={'rq': {'a'}}))
 
     def test_a_hold_placement_has_carries_a_claim_restarted_after_now(self):
         # An update of an active reservation started its claim again at
         # its own now, a second after this writer's: the hold carries it.
         claims = [(
             'rp', 'MEMORY_MB', NOW + datetime.timedelta(seconds=1), _at(2),
-            100, 'a', res_db.ACTIVE), _claim(1, 3, 30, 'b')]
+            100, 'a'), _claim(1, 3, 30, 'b')]
         self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
             claims, NOW, {}, placed={'rp': {'a': {'MEMORY_MB': 100}}}))
 
@@ -94,12 +88,12 @@ class PromisedTests(base.TestCase):
         claims = [_claim(0, 2, 100, 'a'), _claim(1, 3, 30, 'b')]
         hold = {'rp': {'MEMORY_MB': 99}}
         self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
-            claims, NOW, {'a': (hold, _at(2))}))
+            claims, NOW, {'a': (hold, _at(2))}, {}))
         # Open-ended (instances running after the end): peak 129.
         self.assertEqual({'rp': {'MEMORY_MB': 30}}, promises.promised(
-            claims, NOW, {'a': (hold, None)}))
+            claims, NOW, {'a': (hold, None)}, {}))
         self.assertEqual({'rp': {'MEMORY_MB': 130}}, promises.promised(
-            claims, NOW, {'a': ({}, None)}))
+            claims, NOW, {'a': ({}, None)}, {}))
 
     def test_a_hold_over_max_unit_carries_it_and_the_promise_the_rest(
             self):
@@ -107,21 +101,19 @@ class PromisedTests(base.TestCase):
         # 512 MB (the hold leaves out one 1 MB ticket a slot) under a
         # max_unit of 4096: Placement takes no allocation over max_unit.
         max_units = {'rp': {'VCPU': 32, 'MEMORY_MB': 4096}}
-        claims = [_claim(-1, 2, 40, 'a', res_db.ACTIVE, rc='VCPU'),
-                  _claim(-1, 2, 5120, 'a', res_db.ACTIVE),
-                  _claim(1, 3, 30, 'b')]
+        claims = [_claim(-1, 2, 40, 'a', rc='VCPU'),
+                  _claim(-1, 2, 5120, 'a'), _claim(1, 3, 30, 'b')]
         hold = {'rp': {'VCPU': 40, 'MEMORY_MB': 5110}}
         self.assertEqual({'a': {'rp': {'VCPU': 32, 'MEMORY_MB': 4086}}},
                          promises.carried({'a': (hold, _at(2))}, claims,
                                           max_units))
-        written = promises.promised(claims, NOW, {'a': (hold, _at(2))},
+        written = promises.promised(claims, NOW, {'a': (hold, _at(2))}, {},
                                     max_units=max_units)
         self.assertEqual({'rp': {'VCPU': 8, 'MEMORY_MB': 1054}}, written)
         # Read back as it was written: the same promise; its tickets stay
         # free for its boots (hold + promise = a's claim - 10 MB + b's).
-        for placed in (None, {'rp': {'a': {}}}):
-            self.assertEqual(written, promises.promised(
-                claims, NOW, {}, placed=placed, max_units=max_units))
+        self.assertEqual(written, promises.promised(
+            claims, NOW, {}, placed={'rp': {'a': {}}}, max_units=max_units))
         # Within max_unit, as before: the hold carries it all.
         self.assertEqual({'a': hold}, promises.carried(
             {'a': (hold, _at(2))}, claims, {'rp': {'VCPU': 64,
@@ -134,16 +126,16 @@ class PromisedTests(base.TestCase):
         claims = [_claim(1, 3, 100, 'a'), _claim(4, 6, 30, 'b')]
         proposed = {'a': ({'rp': {'MEMORY_MB': 60}}, _at(2), _at(5))}
         self.assertEqual({'rp': {'MEMORY_MB': 100}}, promises.promised(
-            claims, NOW, {}, proposed=proposed))
+            claims, NOW, {}, {}, proposed=proposed))
         # Larger and later: 150 over [4, 5) beside b's 30.
         proposed = {'a': ({'rp': {'MEMORY_MB': 150}}, _at(4), _at(5))}
         self.assertEqual({'rp': {'MEMORY_MB': 180}}, promises.promised(
-            claims, NOW, {}, proposed=proposed))
+            claims, NOW, {}, {}, proposed=proposed))
         # On another provider it adds, and never sums with itself.
         proposed = {'a': ({'rp': {'MEMORY_MB': 100}, 'rq': {'VCPU': 2}},
                           _at(1), _at(3))}
         self.assertEqual({'rp': {'MEMORY_MB': 100}, 'rq': {'VCPU': 2}},
-                         promises.promised(claims, NOW, {},
+                         promises.promised(claims, NOW, {}, {},
                                            proposed=proposed))
 
     def test_random_proposals_match_a_walk_over_every_moment(self):
@@ -168,24 +160,26 @@ class PromisedTests(base.TestCase):
                 peak = max(peak, max(old_a, new_a) + others)
             expected = {'rp': {'MEMORY_MB': peak}} if peak else {}
             self.assertEqual(expected, promises.promised(
-                live, NOW, {}, proposed=proposed), (claims, new))
+                live, NOW, {}, {}, proposed=proposed), (claims, new))
 
     def test_only_the_classes_of_slots(self):
         claims = [_claim(1, 2, 1, 'a', rc='CUSTOM_X')]
-        self.assertEqual({}, promises.promised(claims, NOW, {}))
+        self.assertEqual({}, promises.promised(claims, NOW, {}, {}))
 
     def test_random_claims_match_a_walk_over_every_moment(self):
         rng = random.Random(7)
         for _case in range(300):
             claims = []
+            placed = {'p': set(), 'q': set()}
             for n in range(rng.randint(0, 8)):
                 start = rng.randint(-5, 10)
-                state = rng.choice([res_db.RESERVED, res_db.ACTIVE, None])
-                if state == res_db.ACTIVE:
+                rp, rid = rng.choice(['p', 'q']), 'r%d' % n
+                if rng.random() < 0.3:
+                    # Started, its hold in Placement.
                     start = min(start, 0)
+                    placed[rp].add(rid)
                 claims.append(_claim(start, start + rng.randint(1, 6),
-                                     rng.randint(1, 9), 'r%d' % n, state,
-                                     rp=rng.choice(['p', 'q'])))
+                                     rng.randint(1, 9), rid, rp=rp))
             live = [c for c in claims if c[3] > NOW]
             expected = {}
             for rp in ('p', 'q'):
@@ -193,11 +187,12 @@ class PromisedTests(base.TestCase):
                 moments = {NOW} | {c[2] for c in mine if c[2] > NOW}
                 peak = max((sum(c[4] for c in mine if c[2] <= t < c[3])
                             for t in moments), default=0)
-                held = sum(c[4] for c in mine if c[6] == res_db.ACTIVE)
+                held = sum(c[4] for c in mine if c[5] in placed[rp])
                 if peak > held:
                     expected[rp] = {'MEMORY_MB': peak - held}
             self.assertEqual(expected,
-                             promises.promised(live, NOW, {}), claims)
+                             promises.promised(live, NOW, {}, placed),
+                             claims)
 
 
 class PiecesTest(base.TestCase):
@@ -239,9 +234,17 @@ class PiecesTest(base.TestCase):
     def test_each_piece_its_own_consumer(self):
         names = {promises.promise_consumer('rp', k) for k in range(3)}
         self.assertEqual(3, len(names))
-        self.assertLessEqual(names, promises.promise_consumers('rp'))
-        self.assertNotIn(promises.promise_consumer('rp2'),
-                         promises.promise_consumers('rp'))
+        self.assertNotIn(promises.promise_consumer('rp2'), names)
+
+    def test_the_pieces_there_are_the_first_ones_there(self):
+        there = {promises.promise_consumer('rp', k): {} for k in range(3)}
+        there.update({'instance': {}, promises.promise_consumer('rp2'): {},
+                      # Past a gap no write leaves.
+                      promises.promise_consumer('rp', 4): {}})
+        self.assertEqual(
+            {promises.promise_consumer('rp', k) for k in range(3)},
+            promises.pieces_there('rp', there))
+        self.assertEqual(set(), promises.pieces_there('rp', {'x': {}}))
 
 
 class SyncTests(base.TestCase):
@@ -255,11 +258,9 @@ class SyncTests(base.TestCase):
         self.placement.consumers_on.return_value = {}
         self.placement.allocations_of.return_value = (None, {})
         self.useFixture(fixtures.MockPatch(
-            'pcloud_plugin.db.providers.max_units', return_value={}))
-        self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.reservations.claims_on',
-            return_value=[('rp', 'MEMORY_MB', later, later + hour, 100, 'r',
-                           res_db.RESERVED)]))
+            return_value=res_db.Fenced(
+                [('rp', 'MEMORY_MB', later, later + hour, 100, 'r')], {})))
         self.waits = self.useFixture(fixtures.MockPatchObject(
             promises, '_sleep')).mock
 

@@ -442,6 +442,59 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertIsNone(db_claims.get_claims(self.context, 'c'))
         self.assertEqual(0, self._vcpu_usage(self.cn1, start=None))
 
+    def test_a_full_read_holds_the_steps_a_read_of_few_holds(self):
+        # A full read (a process's first) takes every claim's bounds as
+        # seconds from the database; a read of a few providers, as
+        # moments. Open ends, touching claims and moments before the
+        # epoch alike, on every backend.
+        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 3}, self.cn2: {'VCPU': 1}},
+                    hours(2), hours(5))
+        self._claim('c', {self.cn2: {'VCPU': 4}}, hours(1))
+        self._claim('d', {self.cn1: {'VCPU': 1}},
+                    datetime.datetime(1969, 7, 20, 20, 17, 40), hours(1))
+        rp = sa.table('resource_providers', sa.column('id'),
+                      sa.column('uuid'), sa.column('generation'))
+
+        def read(scan_all):
+            with fixtures.MockPatchObject(
+                    provider_cache.ProviderCache, 'SCAN_ALL', scan_all):
+                cache = provider_cache.ProviderCache()
+                with db_api.reader(self.context) as session:
+                    rows = session.execute(sa.select(
+                        rp.c.id, rp.c.uuid, rp.c.generation)).all()
+                    return {uuid: cache.get(session, rows)[rp_id].usage
+                            for rp_id, uuid, _gen in rows}
+
+        # On MySQL a full read takes each provider's claims of a class as
+        # one string, and reads row by row where one came back cut short.
+        grouped = []
+        real = provider_cache._every_claim_grouped
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.provider_cache._every_claim_grouped',
+            lambda *args: grouped.append(real(*args)) or grouped[-1]))
+        full, few = read(0), read(100)
+        with fixtures.MonkeyPatch(
+                'pcloud_plugin.db.provider_cache.GROUP_CONCAT_MAX_LEN', 8):
+            cut_short = read(0)
+        self.assertEqual(
+            [True, False] if self.engine.dialect.name == 'mysql' else [],
+            [found is not None for found in grouped])
+        for other in (full, cut_short):
+            self.assertEqual(few.keys(), other.keys())
+            for uuid, usage in few.items():
+                self.assertEqual(usage.keys(), other[uuid].keys())
+                for rc, steps in usage.items():
+                    self.assertEqual(
+                        (steps.times, steps.levels),
+                        (other[uuid][rc].times, other[uuid][rc].levels))
+        self.assertEqual(
+            [datetime.datetime(1969, 7, 20, 20, 17, 40), hours(0), hours(1),
+             hours(2), hours(5)], full[self.cn1]['VCPU'].times)
+        self.assertEqual([1, 3, 2, 3, 0], full[self.cn1]['VCPU'].levels)
+        self.assertEqual([hours(1), hours(2), hours(5), window_mod.FOREVER],
+                         full[self.cn2]['VCPU'].times)
+
     # --- the snapshot the candidates engine reads -------------------------
 
     def test_a_claim_is_known_without_reading_its_providers(self):

@@ -15,8 +15,13 @@
 
 import datetime
 
+import fixtures
+import sqlalchemy
+
 from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import host_reservations as db_host
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
@@ -140,7 +145,20 @@ class ClaimsOnTests(base.LedgerTestCase):
         db_claims.claim(self.context, consumer, amounts, hours(start),
                         hours(end))
 
-    def test_instance_claims_with_their_class_and_state(self):
+    def _claims_on(self, uuids, after):
+        return res_db.claims_on(self.context, uuids, after).claims
+
+    def test_the_max_units_of_the_providers_known(self):
+        db_providers.set_inventories(self.context, 'u-cn2', {
+            'VCPU': inv_mod.Inventory(8, max_unit=4)})
+        self.assertEqual(
+            {'u-cn1': {'VCPU': inv_mod.MAX_AMOUNT,
+                       'MEMORY_MB': inv_mod.MAX_AMOUNT},
+             'u-cn2': {'VCPU': 4}},
+            res_db.claims_on(self.context, {'u-cn1', 'u-cn2', 'u-none'},
+                             hours(0)).max_units)
+
+    def test_instance_claims_with_their_class(self):
         res_db.create(self.context, 'r1', dict(
             lease_id='l', project_id='p', resource_id='b', vcpus=1,
             memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
@@ -154,16 +172,108 @@ class ClaimsOnTests(base.LedgerTestCase):
         self._claim(db_claims.USAGE_PREFIX + 'y', {'u-cn1': {'VCPU': 1}})
         self._claim('r3', {'u-cn1': {'VCPU': 1}}, end=1)
         self.assertEqual(
-            sorted([('u-cn1', 'MEMORY_MB', hours(0), hours(2), 512, 'r1',
-                     res_db.RESERVED),
-                    ('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1',
-                     res_db.RESERVED),
-                    ('u-cn1', 'MEMORY_MB', hours(0), hours(2), 128, 'r2',
-                     None)]),
-            sorted(res_db.claims_on(self.context, {'u-cn1', 'u-none'},
-                                    hours(1))))
-        self.assertEqual([], res_db.claims_on(self.context, {'u-none'},
-                                              hours(1)))
+            sorted([('u-cn1', 'MEMORY_MB', hours(0), hours(2), 512, 'r1'),
+                    ('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1'),
+                    ('u-cn1', 'MEMORY_MB', hours(0), hours(2), 128, 'r2')]),
+            sorted(self._claims_on({'u-cn1', 'u-none'}, hours(1))))
+        self.assertEqual([], self._claims_on({'u-none'}, hours(1)))
         self.assertEqual(['u-cn1', 'u-cn2'], sorted({
-            row[0] for row in res_db.claims_on(
-                self.context, {'u-cn1', 'u-cn2'}, hours(1))}))
+            row[0] for row in self._claims_on(
+                {'u-cn1', 'u-cn2'}, hours(1))}))
+
+    def _reads_of_claims(self):
+        """A list that gathers each read of allocations' windows made."""
+        seen = []
+
+        def before(_conn, _cursor, statement, _params, _context, _many):
+            if 'allocations.start_time' in statement:
+                seen.append(statement)
+        sqlalchemy.event.listen(self.engine, 'before_cursor_execute',
+                                before)
+        self.addCleanup(sqlalchemy.event.remove, self.engine,
+                        'before_cursor_execute', before)
+        return seen
+
+    def _record(self, rid):
+        res_db.create(self.context, rid, dict(
+            lease_id='l', project_id='p', resource_id='b', vcpus=1,
+            memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
+            end_time=hours(2), resource_class='CUSTOM_R1'), [])
+
+    def test_claims_are_read_again_only_once_their_provider_moved(self):
+        self._record('r1')
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        self.assertEqual(1, len(self._claims_on(
+            {'u-cn1'}, hours(0))))
+        reads = self._reads_of_claims()
+        # Nothing moved: no claim is read.
+        self.assertEqual([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
+                         self._claims_on({'u-cn1'}, hours(1)))
+        self.assertEqual([], reads)
+        # Another process's claim moves the generation: read again.
+        self._record('r2')
+        with self.engine.begin() as conn:
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO allocations (resource_provider_id, "
+                "resource_class_id, consumer_id, used, start_time, "
+                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
+                "resource_providers rp, resource_classes rc WHERE "
+                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
+                {'s': hours(0), 'e': hours(3)})
+            conn.execute(sqlalchemy.text(
+                "UPDATE resource_providers SET generation = generation + 1"
+                " WHERE uuid = 'u-cn1'"))
+        self.assertEqual(['r1', 'r2'], sorted(
+            row[5] for row in self._claims_on(
+                {'u-cn1'}, hours(1))))
+        self.assertEqual(1, len(reads))
+        # Claims ended by a later moment are left out of what is kept.
+        self.assertEqual(['r2'], [row[5] for row in self._claims_on(
+            {'u-cn1'}, hours(2))])
+        self.assertEqual(1, len(reads))
+
+    def test_this_processs_claim_is_there_without_a_read(self):
+        self._record('r1')
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        self._claims_on({'u-cn1', 'u-cn2'}, hours(0))
+        self._claim('r2', {'u-cn1': {'VCPU': 1, 'MEMORY_MB': 64},
+                           'u-cn2': {'VCPU': 4}}, start=1, end=3)
+        reads = self._reads_of_claims()
+        self.assertEqual(
+            sorted([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1'),
+                    ('u-cn1', 'MEMORY_MB', hours(1), hours(3), 64, 'r2'),
+                    ('u-cn1', 'VCPU', hours(1), hours(3), 1, 'r2'),
+                    ('u-cn2', 'VCPU', hours(1), hours(3), 4, 'r2')]),
+            sorted(self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
+        self.assertEqual([], reads)
+        # Released: the generations move, and it is gone.
+        db_claims.release(self.context, 'r2')
+        self.assertEqual(['r1'], [row[5] for row in self._claims_on(
+            {'u-cn1', 'u-cn2'}, hours(0))])
+
+    def test_a_claim_recorded_later_as_a_host_reservations_is_not_fenced(
+            self):
+        # Read between a host lease's claim and its record (which moves
+        # no generation): once the record is there, it is left out.
+        self._claim('h1', {'u-cn1': {'VCPU': 8}})
+        self.assertEqual(['h1'], [row[5] for row in self._claims_on(
+            {'u-cn1'}, hours(0))])
+        db_host.create(self.context, 'h1', dict(
+            lease_id='l', project_id='p', pcloud_id='pc', host_flavor='f',
+            amount=1, lease_type='IMMEDIATE', start_time=hours(0),
+            end_time=hours(2), state=db_host.INACTIVE))
+        self.assertEqual([], self._claims_on({'u-cn1'}, hours(0)))
+
+    def test_claims_left_out_of_a_full_read_are_read_when_asked_for(self):
+        # A full read (a first snapshot) leaves the consumers out.
+        self.useFixture(fixtures.MockPatchObject(
+            provider_cache.ProviderCache, 'SCAN_ALL', 0))
+        self._record('r1')
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        reads = self._reads_of_claims()
+        self.assertEqual([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
+                         self._claims_on({'u-cn1'}, hours(0)))
+        self.assertEqual(2, len(reads), 'a full read, then its claims')
+        self.assertNotIn('consumer_id', reads[0])
+        self.assertEqual(1, len(self._claims_on({'u-cn1'}, hours(0))))
+        self.assertEqual(2, len(reads))
