@@ -88,8 +88,9 @@ OPTS = [
                     'event comes due from which blazar-api answers an '
                     'update of that lease 409 (with Retry-After) until '
                     'the event has run: Blazar puts a lease whose update '
-                    'meets its own event in ERROR. Longer than an update '
-                    'takes.'),
+                    'meets its own event in ERROR. A before-end event '
+                    'holds back only an update that moves the lease\'s '
+                    'dates. Longer than an update takes.'),
     cfg.IntOpt('lease_transition_timeout',
                default=600, min=0,
                help='Seconds after which the reconciler puts back a lease '

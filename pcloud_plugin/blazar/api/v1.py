@@ -95,6 +95,7 @@ def _guard_leases(bp):
     bp.before_app_request(_guard_hosts)
     bp.before_app_request(_lock_lease)
     bp.after_app_request(_event_met)
+    bp.after_app_request(_before_end_kept)
     bp.after_app_request(_with_our_terms)
     bp.teardown_app_request(lease_lock.teardown)
 
@@ -118,6 +119,15 @@ def _event_met(response):
     """
     wait = lease_lock.met_an_event(response)
     return response if wait is None else _busy(*wait)
+
+
+def _before_end_kept(response):
+    """After Blazar's update of a lease that moved none of its dates: a
+
+    before-end that had run is not run again (lease_lock).
+    """
+    lease_lock.keep_before_end(response)
+    return response
 
 
 def _with_our_terms(response):

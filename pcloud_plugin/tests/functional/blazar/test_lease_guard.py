@@ -21,6 +21,7 @@ manager's event loop runs for every lease again.
 """
 
 import datetime
+import operator
 
 from blazar.db import api as blazar_db
 from blazar import status
@@ -305,9 +306,9 @@ class EventTests(LeaseGuardTestCase):
         lease = self.post_lease(self.reservation(1), start=0)
         check = lease_lock.busy
 
-        def then_the_start_begins(lease_id, update):
+        def then_the_start_begins(lease_id, *change):
             # Our check passes; the manager takes the event right after.
-            answer = check(lease_id, update)
+            answer = check(lease_id, *change)
             start = blazar_db.event_get_first_sorted_by_filters(
                 'lease_id', 'asc', {'lease_id': lease_id,
                                     'event_type': 'start_lease'})
@@ -345,6 +346,56 @@ class EventTests(LeaseGuardTestCase):
         self.assert_refused(response, 400, 'end_date')
         self.assertEqual(status.lease.ACTIVE,
                          blazar_db.lease_get(lease['id'])['status'])
+
+    def test_a_lease_past_its_before_end_takes_updates_one_after_another(
+            self):
+        # Ending within the hour: its before-end is at its start, and has
+        # run. Blazar sets it to run again after every update, at the
+        # same time if no date moved. (An active instance reservation's
+        # amount only grows.)
+        lease = self.post_lease(self.reservation(1), start=0, end=50)
+        self.start(lease['id'])
+        before_end = self.event(lease['id'], 'before_end_lease')
+        self.assertEqual(status.event.DONE, before_end['status'])
+        rid = lease['reservations'][0]['id']
+
+        def resize(amount):
+            response = self.call('PUT', '/leases/%s' % lease['id'], {
+                'reservations': [{'id': rid, 'amount': amount}],
+                'before_end_date': None})
+            self.assertEqual(200, response.status_code, response.text)
+            self.assertEqual(amount, self.row_of(lease)['amount'])
+            self.assertEqual(status.lease.ACTIVE,
+                             blazar_db.lease_get(lease['id'])['status'])
+            return self.event(lease['id'], 'before_end_lease')
+        for amount in (2, 3):
+            self.assertEqual((status.event.DONE, before_end['time']),
+                             operator.itemgetter('status', 'time')(
+                                 resize(amount)))
+        # While the manager runs it, the update leaves it to the run.
+        blazar_db.event_update(before_end['id'],
+                               {'status': status.event.IN_PROGRESS})
+        self.assertEqual(status.event.IN_PROGRESS, resize(4)['status'])
+        # One that moves the dates lets the before-end run first, and
+        # Blazar sets it anew.
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': self.minutes(55)})
+        self.assert_refused(response, 409, 'under way')
+        blazar_db.event_update(before_end['id'],
+                               {'status': status.event.UNDONE})
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': self.minutes(55)})
+        self.assert_refused(response, 409, 'before-end')
+        self.assertEqual(status.event.DONE, self.run_event(
+            lease['id'], 'before_end_lease')['status'])
+        response = self.call('PUT', '/leases/%s' % lease['id'],
+                             {'end_date': self.minutes(55)})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(status.lease.ACTIVE,
+                         blazar_db.lease_get(lease['id'])['status'])
+        moved = self.event(lease['id'], 'before_end_lease')
+        self.assertEqual(status.event.UNDONE, moved['status'])
+        self.assertGreater(moved['time'], timeutils.utcnow())
 
 
 class RepairTests(LeaseGuardTestCase):
