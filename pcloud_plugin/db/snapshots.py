@@ -24,6 +24,7 @@ import dataclasses
 
 import sqlalchemy as sa
 
+from pcloud_plugin.capacity import candidates
 from pcloud_plugin.capacity import forest as forest_mod
 from pcloud_plugin.capacity import slot_index
 from pcloud_plugin.capacity import window as window_mod
@@ -182,8 +183,10 @@ def load_slot_index(session):
             return index
     rows = session.execute(_ROWS).all()
     uuids = {row[0]: row[1] for row in rows}
-    index = slot_index.SlotIndex(_indexed(session, rows, uuids, True),
-                                 key=fingerprint)
+    # Every provider's objects made at once, none of them garbage.
+    with candidates.gc_paused():
+        index = slot_index.SlotIndex(_indexed(session, rows, uuids, True),
+                                     key=fingerprint)
     provider_cache.CACHE.keep_snapshot(session, load_slot_index, _Index(
         index, {row[0]: row[2] for row in rows}, uuids))
     return index

@@ -477,10 +477,17 @@ class LedgerAPITests(base.LedgerTestCase):
         with fixtures.MonkeyPatch(
                 'pcloud_plugin.db.provider_cache.GROUP_CONCAT_MAX_LEN', 8):
             cut_short = read(0)
+        others = [full, cut_short]
+        if self.engine.dialect.name == 'sqlite':
+            # SQLite before 3.38 has no unixepoch: strftime instead.
+            with fixtures.MockPatchObject(
+                    self.engine.dialect.dbapi, 'sqlite_version_info',
+                    (3, 37, 2)):
+                others.append(read(0))
         self.assertEqual(
             [True, False] if self.engine.dialect.name == 'mysql' else [],
             [found is not None for found in grouped])
-        for other in (full, cut_short):
+        for other in others:
             self.assertEqual(few.keys(), other.keys())
             for uuid, usage in few.items():
                 self.assertEqual(usage.keys(), other[uuid].keys())
