@@ -36,6 +36,7 @@ from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import providers as db_providers
+from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
 from pcloud_plugin.reservations import registry
 
@@ -65,6 +66,8 @@ class LedgerHostsPlugin(base.BasePlugin):
             periodic,
             (lambda: self.mirror_placement(),
              lambda: CONF.pcloud.placement_mirror_interval),
+            (lambda: self.save_usage(),
+             lambda: CONF.ledger.usage_snapshot_interval),
             healer=self.heal, on_start=self.listen)
         self._novaclient = None
 
@@ -141,6 +144,15 @@ class LedgerHostsPlugin(base.BasePlugin):
         LOG.debug('Placement mirror: %d provider(s) read, usage written on '
                   '%d, %d request(s), %.3f s', len(report.read),
                   len(report.usage_written), report.requests, report.seconds)
+
+    @staticmethod
+    def save_usage():
+        """The ledger's usage snapshots brought up to date, every
+
+        [ledger] usage_snapshot_interval.
+        """
+        written = db_snapshots.save_usage(context_mod.get_admin_context())
+        LOG.debug('Usage snapshots: %d written', written)
 
     def allocation_candidates(self, values):
         """Blazar's question before it creates or updates a reservation:

@@ -22,6 +22,15 @@ OPTS = [
                help='How many times a claim, release or change that lost a '
                     'generation race with a concurrent writer is retried '
                     'before it fails with ConcurrentUpdateDetected.'),
+    cfg.IntOpt('usage_snapshot_interval',
+               default=60, min=0,
+               help='Seconds between passes of the leading '
+                    'blazar-manager that write, for each host whose '
+                    'reservations changed since, its usage over time to '
+                    'the database, so that a manager or API worker that '
+                    'starts reads those rather than every reservation. '
+                    '0 writes none: each process then reads every '
+                    'reservation at its start.'),
 ]
 
 

@@ -15,6 +15,7 @@
 
 from oslo_db.sqlalchemy import models
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
 
 
@@ -140,6 +141,26 @@ class Allocation(BASE, models.TimestampMixin):
     used = sa.Column(sa.Integer, nullable=False)
     start_time = sa.Column(sa.DateTime, nullable=False)
     end_time = sa.Column(sa.DateTime, nullable=False)
+
+
+class UsageSnapshot(BASE):
+    """A provider's usage steps at one of its generations, so that a new
+
+    process reads these rather than every claim (db.provider_cache). Used
+    only while the provider is still at that generation; written by the
+    periodic pass of the leading manager. No foreign key: a provider's
+    delete drops its row itself.
+    """
+    __tablename__ = 'usage_snapshots'
+
+    resource_provider_id = sa.Column(sa.Integer, primary_key=True,
+                                     autoincrement=False)
+    generation = sa.Column(sa.Integer, nullable=False)
+    # Little-endian int64s; per class: its id, n, n epoch seconds, n
+    # levels. A BLOB holds 64 KiB on MySQL: a busy host needs more.
+    steps = sa.Column(
+        sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql'),
+        nullable=False)
 
 
 class Consumer(BASE, models.TimestampMixin):

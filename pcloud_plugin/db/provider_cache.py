@@ -234,7 +234,8 @@ class ProviderCache:
                 stale.append(rp_id)
         kept = True
         if stale:
-            details.update(self._read(session, stale))
+            details.update(self._read(session, {
+                rp_id: keys[rp_id][1] for rp_id in stale}))
             # Read inside a write that has bumped generations, it may be
             # rolled back: keep nothing keyed by a generation that may
             # never be committed.
@@ -353,7 +354,10 @@ class ProviderCache:
             self._snapshots.setdefault(session.connection().engine, {})[
                 kind] = snapshot
 
-    def _read(self, session, rp_ids):
+    def _read(self, session, generations):
+        """{provider id: Details} of providers given as {id: generation}."""
+        rp_ids = list(generations)
+
         def of(query, column):
             if len(rp_ids) <= self.SCAN_ALL:
                 query = query.where(column.in_(rp_ids))
@@ -384,11 +388,18 @@ class ProviderCache:
                           rp_agg.c.aggregate_uuid),
                 rp_agg.c.resource_provider_id):
             aggregates[rp_id].add(agg)
-        # With their consumers when a few providers are read (those that
-        # moved): one read for both.
-        few = len(rp_ids) <= self.SCAN_ALL
-        claims = self._read_claims(session, rp_ids) if few else {}
+        # Of many (a process's first read), those snapshotted at the
+        # generation given need no claim read. Of the rest, when few
+        # (those that moved), the claims with their consumers: one read
+        # for both.
         usage = collections.defaultdict(dict)
+        unread = rp_ids
+        if len(rp_ids) > self.SCAN_ALL:
+            usage.update(_snapshotted(session, generations))
+            unread = [rp_id for rp_id in rp_ids if rp_id not in usage]
+        few = len(unread) <= self.SCAN_ALL
+        claims = self._read_claims(session, unread) if few and unread \
+            else {}
         if few:
             by_class = collections.defaultdict(list)
             for rp_id, rp_claims in claims.items():
@@ -403,9 +414,11 @@ class ProviderCache:
             providers, classes, starts, ends, used = _every_claim(session)
             # One key of each provider and class, for the steps' sake.
             span = max(names, default=0) + 1
+            wanted = set(unread)
             for key, steps in window_mod.steps_by_key(
                     providers * span + classes, starts, ends, used).items():
-                usage[key // span][names[key % span]] = steps
+                if key // span in wanted:
+                    usage[key // span][names[key % span]] = steps
         # Every snapshot shares these: read-only, so none can change them.
         return {rp_id: Details(
             inventories=types.MappingProxyType(inventories.get(rp_id, {})),
@@ -432,3 +445,103 @@ class ProviderCache:
 
 
 CACHE = ProviderCache()
+
+
+# --- usage snapshots: each provider's steps at a generation, kept in the
+# database so that a process's first read need not read every claim.
+
+_SNAPSHOTS = models.UsageSnapshot.__table__
+
+
+def _snapshotted(session, generations):
+    """{provider id: {class name: UsageSteps}} of the providers given as
+
+    {id: generation} whose snapshot is of that generation.
+    """
+    names = class_names(session)
+    found = {}
+    for rp_id, generation, steps in session.execute(sa.select(
+            _SNAPSHOTS.c.resource_provider_id, _SNAPSHOTS.c.generation,
+            _SNAPSHOTS.c.steps)):
+        if generations.get(rp_id, -1) == generation:
+            found[rp_id] = _decoded(steps, names)
+    return found
+
+
+def _encoded(usage, class_ids):
+    """A Details' usage as a snapshot's steps (see models.UsageSnapshot)."""
+    parts = []
+    for rc, steps in sorted(usage.items()):
+        seconds = steps.seconds()
+        parts += [np.array([class_ids[rc], len(seconds)], dtype=np.int64),
+                  seconds, steps.levels_array()]
+    if not parts:
+        return b''
+    return np.concatenate(parts).astype('<i8').tobytes()
+
+
+def _decoded(steps, names):
+    """{class name: UsageSteps} of a snapshot's steps (classes are never
+
+    deleted: claims and inventories name them).
+    """
+    values = np.frombuffer(steps, dtype='<i8').astype(np.int64)
+    usage, at = {}, 0
+    while at < len(values):
+        rc_id, count = int(values[at]), int(values[at + 1])
+        at += 2
+        usage[names[rc_id]] = window_mod.UsageSteps.of_seconds(
+            values[at:at + count], values[at + count:at + 2 * count])
+        at += 2 * count
+    return usage
+
+
+def save_usage(session, rows):
+    """Snapshot the usage of every provider (rows of id, uuid and
+
+    generation, all there are) whose snapshot is not of its generation;
+    how many were written.
+
+    The usage is what CACHE holds of the generation read in this
+    transaction; one whose generation moved by the time this writes is
+    left to the next pass. A reader takes a snapshot only while its
+    provider is at the snapshot's generation, which every write to the
+    provider's claims moves on.
+    """
+    written = dict(session.execute(sa.select(
+        _SNAPSHOTS.c.resource_provider_id, _SNAPSHOTS.c.generation)).all())
+    stale = [row for row in rows if written.get(row[0]) != row[2]]
+    if not stale:
+        return 0
+    details = CACHE.get(session, stale)
+    # Read again after the usage: a claim committed in between moved it.
+    # (Above SCAN_ALL, every row: one scan beats a long IN list.)
+    rp = models.ResourceProvider.__table__
+    query = sa.select(rp.c.id, rp.c.generation)
+    if len(stale) <= ProviderCache.SCAN_ALL:
+        query = query.where(rp.c.id.in_([row[0] for row in stale]))
+    now = dict(session.execute(query).all())
+    class_ids = {name: rc_id for rc_id, name in class_names(session).items()}
+    fresh = [row for row in stale if now.get(row[0]) == row[2]]
+    # And those of providers no more, should a delete have left one.
+    gone = written.keys() - {row[0] for row in rows}
+    replaced = [row[0] for row in fresh if row[0] in written] + sorted(gone)
+    for i in range(0, len(replaced), ProviderCache.SCAN_ALL):
+        session.execute(_SNAPSHOTS.delete().where(
+            _SNAPSHOTS.c.resource_provider_id.in_(
+                replaced[i:i + ProviderCache.SCAN_ALL])))
+    if fresh:
+        session.execute(_SNAPSHOTS.insert(), [
+            dict(resource_provider_id=row[0], generation=row[2],
+                 steps=_encoded(details[row[0]].usage, class_ids))
+            for row in fresh])
+    return len(fresh)
+
+
+def drop_usage(session, rp_id):
+    """Delete a provider's snapshot (the provider is being deleted)."""
+    where = _SNAPSHOTS.c.resource_provider_id == rp_id
+    # Only one that exists: see db.api.replace_rows on gap locks.
+    if session.execute(sa.select(_SNAPSHOTS.c.generation).where(
+            where)).first() is not None:
+        session.execute(_SNAPSHOTS.delete().where(where))

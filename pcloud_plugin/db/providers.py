@@ -241,6 +241,7 @@ def delete_provider(session, uuid):
     session.execute(_RP.update().where(_RP.c.id == row['id'])
                     .values(root_provider_id=None))
     session.execute(_RP.delete().where(_RP.c.id == row['id']))
+    provider_cache.drop_usage(session, row['id'])
     # A provider made again may get this id back (SQLite reuses the
     # highest) and reach the same generation.
     provider_cache.CACHE.forget(session, row['id'])

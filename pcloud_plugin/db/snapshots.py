@@ -22,6 +22,7 @@ with only what was written since. Imports db.api and db.provider_cache.
 import collections
 import dataclasses
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity import candidates
@@ -190,6 +191,23 @@ def load_slot_index(session):
     provider_cache.CACHE.keep_snapshot(session, load_slot_index, _Index(
         index, {row[0]: row[2] for row in rows}, uuids))
     return index
+
+
+def save_usage(context):
+    """Snapshot in the database the usage of each provider whose claims
+
+    moved since its last snapshot (provider_cache.save_usage), so that a
+    process's first read need not read every claim; how many were
+    written. 0 when another writer was at it (a duplicate row, a
+    deadlock or, on Galera, a failed certification): the next pass
+    finishes.
+    """
+    try:
+        with db_api.writer(context) as session:
+            return provider_cache.save_usage(session, session.execute(
+                sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)).all())
+    except (db_exc.DBDuplicateEntry, db_exc.DBDeadlock):
+        return 0
 
 
 # What load_slot_index keeps: the index, and each provider's generation

@@ -177,9 +177,12 @@ class BlazarTestCase(base.LedgerTestCase):
                                group='oslo_messaging_notifications')
         self.conf.set_override('cleanup_interval', 0,
                                group='pcloud_instance')
-        # Tests run the Placement mirror themselves.
+        # Tests run the Placement mirror themselves, and write the
+        # ledger's usage snapshots if they do.
         self.conf.set_override('placement_mirror_interval', 0,
                                group='pcloud')
+        self.conf.set_override('usage_snapshot_interval', 0,
+                               group='ledger')
         # And healing (test_healing); and no Nova here sends events.
         self.conf.set_override('healing_interval', 0, group='pcloud')
         self.conf.set_override('nova_notifications', False, group='pcloud')

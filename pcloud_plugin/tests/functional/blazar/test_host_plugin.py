@@ -757,23 +757,28 @@ class BestEffortTests(HostLeaseTestCase):
         self.conf.set_override('retry_interval', 30, group='pcloud_host')
         self.conf.set_override('placement_mirror_interval', 90,
                                group='pcloud')
+        self.conf.set_override('usage_snapshot_interval', 60,
+                               group='ledger')
         plugin = host_plugin.PcloudHostPlugin()
         self.assertEqual(30, plugin.monitor.get_polling_interval())
         self.assertTrue(plugin.monitor.is_polling_enabled())
         with mock.patch.object(plugin, 'retry_waiting') as retry, \
                 mock.patch.object(plugin, 'sweep') as sweep, \
-                mock.patch.object(plugin, 'mirror_placement') as mirror:
+                mock.patch.object(plugin, 'mirror_placement') as mirror, \
+                mock.patch.object(plugin, 'save_usage') as save:
             self.assertEqual({}, plugin.monitor.poll())
             retry.assert_called_once_with()
             sweep.assert_called_once_with()
             mirror.assert_called_once_with()
+            save.assert_called_once_with()
             # 30 s later the waiting are checked again; the mirror, every
-            # 90 s, is not due yet.
+            # 90 s, and the usage snapshots, every 60 s, are not due yet.
             with mock.patch('time.monotonic', return_value=(
                     time.monotonic() + 30)):
                 plugin.monitor.poll()
             self.assertEqual(2, retry.call_count)
             self.assertEqual(1, mirror.call_count)
+            self.assertEqual(1, save.call_count)
 
 
 class _Migrating(HostLeaseTestCase):

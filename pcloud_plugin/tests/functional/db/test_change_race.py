@@ -22,6 +22,11 @@ Every window contains T_MID, so all claims on a provider overlap there.
 A thread of the test process reads the allocations over and over while
 the race runs: at no moment may a provider be over capacity, and at the
 end the ledger holds exactly what each process was told it holds.
+
+One more process writes the usage snapshots over and over as the race
+runs (as the leading manager does); the thread checks, in one consistent
+read each time, that every snapshot of its provider's current generation
+holds what that provider's claims sum to.
 """
 
 import collections
@@ -38,6 +43,7 @@ from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.tests import base
 from pcloud_plugin.tests.functional.db import galera
@@ -156,6 +162,58 @@ def _racer(urls, driver, worker, start_line, results):
     results.put((worker, level, small, whole, dict(counts)))
 
 
+def _snapshotter(url, driver, stop, results):
+    """Write the usage snapshots until ``stop`` is set; report (level,
+
+    passes, snapshots written).
+    """
+    from pcloud_plugin import conf
+    from pcloud_plugin.db import snapshots as db_snapshots
+
+    conf.CONF([], project='pcloud')
+    conf.CONF.set_override('connection', url, group='pcloud_database')
+    context = context_mod.get_admin_context()
+    with db_api.get_engine().connect() as conn:
+        level = conn.execute(sa.text(_LEVEL_SQL[driver])).scalar()
+    passes = written = 0
+    while not stop.is_set():
+        written += db_snapshots.save_usage(context)
+        passes += 1
+    results.put((level, passes, written))
+
+
+def _snapshot_wrong(conn):
+    """The first (provider id, what its current snapshot holds, what its
+
+    claims sum to) where the two differ, in one read; and how many
+    snapshots of a current generation were checked.
+    """
+    generations = dict(conn.execute(sa.text(
+        'SELECT id, generation FROM resource_providers')).all())
+    names = dict(conn.execute(sa.text(
+        'SELECT id, name FROM resource_classes')).all())
+    claims = collections.defaultdict(list)
+    for rp_id, rc_id, start, end, used in conn.execute(sa.text(
+            'SELECT resource_provider_id, resource_class_id, start_time, '
+            'end_time, used FROM allocations')):
+        claims[rp_id, names[rc_id]].append((start, end, used))
+    checked = 0
+    for rp_id, generation, steps in conn.execute(sa.text(
+            'SELECT resource_provider_id, generation, steps '
+            'FROM usage_snapshots')):
+        if generations.get(rp_id) != generation:
+            continue
+        checked += 1
+        held = {rc: (s.times, s.levels) for rc, s in
+                provider_cache._decoded(steps, names).items()}
+        summed = {rc: (s.times, s.levels) for rc, s in (
+            (rc, window_mod.UsageSteps(found))
+            for (rp, rc), found in claims.items() if rp == rp_id)}
+        if held != summed:
+            return (rp_id, held, summed), checked
+    return None, checked
+
+
 def _over_capacity(rows):
     """The first (provider, peak) over VCPU among allocation ``rows``."""
     claims = collections.defaultdict(list)
@@ -181,18 +239,31 @@ class _Observer(threading.Thread):
         self.stop = threading.Event()
         self.reads = 0
         self.overbooked = None
+        # The first snapshot found wrong; how many were checked.
+        self.snapshot_wrong = None
+        self.snapshots_checked = 0
 
     def run(self):
         query = sa.text(
             'SELECT p.uuid, a.start_time, a.end_time, a.used '
             'FROM allocations a JOIN resource_providers p '
             'ON p.id = a.resource_provider_id')
-        with self.engine.connect() as conn:
-            while not self.stop.is_set() and self.overbooked is None:
+        # One snapshot of the database for the reads of each check.
+        with self.engine.connect().execution_options(
+                isolation_level='REPEATABLE READ') as conn:
+            while not self.stop.is_set() and self.overbooked is None \
+                    and self.snapshot_wrong is None:
                 self.overbooked = _over_capacity(conn.execute(query).all())
                 conn.rollback()
+                self.check_snapshots(conn)
                 self.reads += 1
                 time.sleep(0.01)
+
+    def check_snapshots(self, conn):
+        wrong, checked = _snapshot_wrong(conn)
+        conn.rollback()
+        self.snapshot_wrong = self.snapshot_wrong or wrong
+        self.snapshots_checked += checked
 
 
 class ChangeRace(base.TestCase):
@@ -219,7 +290,11 @@ class ChangeRace(base.TestCase):
         workers = [spawn.Process(target=_racer, args=(
             urls, self.DRIVER, n, start_line, results))
             for n in range(PROCESSES)]
-        base.start_processes(self, workers)
+        stop_snapshots = spawn.Event()
+        snapshots = spawn.Queue()
+        snapshotter = spawn.Process(target=_snapshotter, args=(
+            urls[-1], self.DRIVER, stop_snapshots, snapshots))
+        base.start_processes(self, workers + [snapshotter])
         engine = sa.create_engine(url)
         self.addCleanup(engine.dispose)
         observer = _Observer(engine)
@@ -227,11 +302,22 @@ class ChangeRace(base.TestCase):
         try:
             reports = base.reports_of(self, workers, results)
         finally:
+            stop_snapshots.set()
             observer.stop.set()
             observer.join(timeout=60)
-        for worker in workers:
+        (level_seen, passes, written), = base.reports_of(
+            self, [snapshotter], snapshots)
+        for worker in workers + [snapshotter]:
             worker.join(timeout=60)
             self.assertEqual(0, worker.exitcode)
+        # And once more with everything at rest.
+        with engine.connect().execution_options(
+                isolation_level='REPEATABLE READ') as conn:
+            observer.check_snapshots(conn)
+        self.assertIsNone(observer.snapshot_wrong)
+        self.assertEqual(level.replace(' ', '-').lower(),
+                         level_seen.replace(' ', '-').lower())
+        self.assertGreater(observer.snapshots_checked, 0)
 
         # The race ran at the level asked for, and was one.
         self.assertEqual(
@@ -261,9 +347,11 @@ class ChangeRace(base.TestCase):
                             for c, (rp, vcpu) in small.items())
             expected.update(((c, rp), VCPU) for c, rp in whole.items())
         self.assertEqual(expected, held)
-        print('%s %s: %s, %d observer reads' % (
-            self.DRIVER, level, dict(sorted(counts.items())),
-            observer.reads))
+        print('%s %s: %s, %d observer reads; %d snapshot passes wrote '
+              '%d, %d checked' % (
+                  self.DRIVER, level, dict(sorted(counts.items())),
+                  observer.reads, passes, written,
+                  observer.snapshots_checked))
 
     def test_read_committed(self):
         self._race('READ COMMITTED')

@@ -29,6 +29,7 @@ from pcloud_plugin.capacity.inventory import Inventory
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -36,6 +37,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.tests import base
 
 T0 = datetime.datetime(2030, 1, 1)
+_RP = models.ResourceProvider.__table__
 
 
 def hours(n):
@@ -501,6 +503,106 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual([1, 3, 2, 3, 0], full[self.cn1]['VCPU'].levels)
         self.assertEqual([hours(1), hours(2), hours(5), window_mod.FOREVER],
                          full[self.cn2]['VCPU'].times)
+
+    # --- usage snapshots: a process's first read without every claim -----
+
+    def _read_anew(self, scan_all):
+        """({uuid: {class: (times, levels)}} as a new process reads every
+
+        provider, [the claim reads it made: 'every', or the ids read]).
+        """
+        reads = []
+        every = provider_cache._every_claim
+        of = provider_cache.ProviderCache._read_claims
+
+        def read_every(session):
+            reads.append('every')
+            return every(session)
+
+        def read_of(session, rp_ids):
+            reads.append(sorted(rp_ids))
+            return of(session, rp_ids)
+
+        with fixtures.MockPatch('pcloud_plugin.db.provider_cache.'
+                                '_every_claim', read_every), \
+                fixtures.MockPatchObject(provider_cache.ProviderCache,
+                                         '_read_claims',
+                                         staticmethod(read_of)), \
+                fixtures.MockPatchObject(provider_cache.ProviderCache,
+                                         'SCAN_ALL', scan_all):
+            with db_api.reader(self.context) as session:
+                rows = session.execute(sa.select(
+                    _RP.c.id, _RP.c.uuid, _RP.c.generation)).all()
+                details = provider_cache.ProviderCache().get(
+                    session, rows, complete=True)
+        return {uuid: {rc: (steps.times, steps.levels)
+                       for rc, steps in details[rp_id].usage.items()}
+                for rp_id, uuid, _gen in rows}, reads
+
+    def _snapshots(self):
+        """{provider uuid: generation} of the snapshots written (uuid
+
+        None: of a provider no more).
+        """
+        snap = provider_cache._SNAPSHOTS
+        with db_api.reader(self.context) as session:
+            return dict(session.execute(sa.select(
+                _RP.c.uuid, snap.c.generation).select_from(snap).outerjoin(
+                _RP, snap.c.resource_provider_id == _RP.c.id)).all())
+
+    def test_a_first_read_takes_snapshots_of_providers_not_moved_since(self):
+        cn3 = self._provider('cn3', VCPU=Inventory(8))
+        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
+        self._claim('b', {self.cn1: {'VCPU': 3}, self.cn2: {'VCPU': 1}},
+                    hours(2), hours(5))
+        self._claim('c', {self.cn2: {'VCPU': 4}}, hours(1))
+        self._claim('d', {self.cn1: {'VCPU': 1}},
+                    datetime.datetime(1969, 7, 20, 20, 17, 40), hours(1))
+        self.assertEqual(3, db_snapshots.save_usage(self.context))
+        self.assertEqual(0, db_snapshots.save_usage(self.context))
+        expected, reads = self._read_anew(scan_all=100)
+        self.assertEqual(3, len(reads[0]), 'a read of few reads claims')
+        self.assertEqual((expected, []), self._read_anew(scan_all=1))
+        self.assertEqual([1, 3, 2, 3, 0], expected[self.cn1]['VCPU'][1])
+        self.assertEqual({}, expected[cn3])
+        # A claim moves cn1: its snapshot is of a generation gone by.
+        self._claim('e', {self.cn1: {'VCPU': 1}}, hours(1), hours(3))
+        expected, _reads = self._read_anew(scan_all=100)
+        self.assertEqual([1, 3, 3, 4, 3, 0], expected[self.cn1]['VCPU'][1])
+        got, reads = self._read_anew(scan_all=1)
+        self.assertEqual(expected, got)
+        self.assertEqual(1, len(reads))
+        self.assertEqual(1, len(reads[0]), "only cn1's claims read")
+        # More moved than a read of few takes: every claim, as before.
+        self.assertEqual((expected, ['every']), self._read_anew(scan_all=0))
+        self.assertEqual(1, db_snapshots.save_usage(self.context))
+        self.assertEqual((expected, []), self._read_anew(scan_all=1))
+        # A provider's delete takes its snapshot along.
+        db_providers.delete_provider(self.context, cn3)
+        self.assertEqual({self.cn1, self.cn2}, set(self._snapshots()))
+
+    def test_no_snapshot_of_a_provider_moved_while_it_was_read(self):
+        self._claim('a', {self.cn1: {'VCPU': 2}, self.cn2: {'VCPU': 2}},
+                    hours(0), hours(2))
+        real = provider_cache.CACHE.get
+
+        def get(session, rows, complete=False):
+            found = real(session, rows, complete)
+            # As if a claim on cn1 committed right after the read.
+            session.execute(_RP.update().where(_RP.c.uuid == self.cn1)
+                            .values(generation=_RP.c.generation + 1))
+            return found
+
+        with fixtures.MockPatchObject(provider_cache.CACHE, 'get', get):
+            self.assertEqual(1, db_snapshots.save_usage(self.context))
+        self.assertEqual([self.cn2], list(self._snapshots()))
+        self.assertEqual(1, db_snapshots.save_usage(self.context))
+        with db_api.reader(self.context) as session:
+            generations = dict(session.execute(sa.select(
+                _RP.c.uuid, _RP.c.generation)).all())
+        self.assertEqual(generations, self._snapshots())
+        expected, _reads = self._read_anew(scan_all=100)
+        self.assertEqual((expected, []), self._read_anew(scan_all=1))
 
     # --- the snapshot the candidates engine reads -------------------------
 
