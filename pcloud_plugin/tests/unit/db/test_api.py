@@ -444,19 +444,21 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertIsNone(db_claims.get_claims(self.context, 'c'))
         self.assertEqual(0, self._vcpu_usage(self.cn1, start=None))
 
-    def test_a_full_read_holds_the_steps_a_read_of_few_holds(self):
-        # A full read (a process's first) takes every claim's bounds as
-        # seconds from the database; a read of a few providers, as
-        # moments. Open ends, touching claims and moments before the
-        # epoch alike, on every backend.
+    def _claims_of_every_kind(self):
+        """Open ends, touching claims and a moment before the epoch."""
         self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
         self._claim('b', {self.cn1: {'VCPU': 3}, self.cn2: {'VCPU': 1}},
                     hours(2), hours(5))
         self._claim('c', {self.cn2: {'VCPU': 4}}, hours(1))
         self._claim('d', {self.cn1: {'VCPU': 1}},
                     datetime.datetime(1969, 7, 20, 20, 17, 40), hours(1))
-        rp = sa.table('resource_providers', sa.column('id'),
-                      sa.column('uuid'), sa.column('generation'))
+
+    def test_a_full_read_holds_the_steps_a_read_of_few_holds(self):
+        # A full read (a process's first) takes every claim's bounds as
+        # seconds from the database; a read of a few providers, as
+        # moments. Open ends, touching claims and moments before the
+        # epoch alike, on every backend.
+        self._claims_of_every_kind()
 
         def read(scan_all):
             with fixtures.MockPatchObject(
@@ -464,7 +466,7 @@ class LedgerAPITests(base.LedgerTestCase):
                 cache = provider_cache.ProviderCache()
                 with db_api.reader(self.context) as session:
                     rows = session.execute(sa.select(
-                        rp.c.id, rp.c.uuid, rp.c.generation)).all()
+                        _RP.c.id, _RP.c.uuid, _RP.c.generation)).all()
                     return {uuid: cache.get(session, rows)[rp_id].usage
                             for rp_id, uuid, _gen in rows}
 
@@ -552,12 +554,7 @@ class LedgerAPITests(base.LedgerTestCase):
 
     def test_a_first_read_takes_snapshots_of_providers_not_moved_since(self):
         cn3 = self._provider('cn3', VCPU=Inventory(8))
-        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
-        self._claim('b', {self.cn1: {'VCPU': 3}, self.cn2: {'VCPU': 1}},
-                    hours(2), hours(5))
-        self._claim('c', {self.cn2: {'VCPU': 4}}, hours(1))
-        self._claim('d', {self.cn1: {'VCPU': 1}},
-                    datetime.datetime(1969, 7, 20, 20, 17, 40), hours(1))
+        self._claims_of_every_kind()
         self.assertEqual(3, db_snapshots.save_usage(self.context))
         self.assertEqual(0, db_snapshots.save_usage(self.context))
         expected, reads = self._read_anew(scan_all=100)
