@@ -32,7 +32,10 @@ nothing moved:
   provider's generation, as every ledger write does), on a host and in
   the window of the admission that follows;
 * first after start: a child process that sets up, then times one
-  admission: nothing our code keeps between calls exists yet.
+  admission: nothing our code keeps between calls exists yet; once
+  with no usage snapshot in the ledger (a cloud just upgraded), once
+  after the leading manager's periodic pass wrote them (a cloud running;
+  the pass itself timed apart).
 
 Upstream (blazar.plugins.instances.instance_plugin.VirtualInstancePlugin)
 at 1,000 hosts only, in-process on its own SQLite database, where the
@@ -81,25 +84,29 @@ from bench import database
 from bench import dataset
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.cloud import mirror
+from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import migration
 from pcloud_plugin.db import models
+from pcloud_plugin.db import snapshots as db_snapshots
 
 # (hosts, reservations); Blazar's plugin at the first only.
 SCALES = ((1000, 10000), (10000, 100000))
 UPSTREAM_AT = 1000
-# Admissions timed: warm, after a write, first after start, upstream.
-FULL = dict(warm=60, written=30, first=5, upstream=3)
-QUICK = dict(warm=20, written=10, first=3, upstream=1)
+# Admissions timed: warm, after a write, first after start (twice),
+# upstream; and counted (their statements and rows), untimed: shaped.
+FULL = dict(warm=60, written=30, first=5, upstream=3, shaped=10)
+QUICK = dict(warm=20, written=10, first=3, upstream=1, shaped=5)
 SEED = 2031
 PROJECT = dataset.PROJECT
 # Issue 15's figure: 10 slots of one flavor for one day.
 ON_DEMAND = 5000
 FLAVOR = (2, 4096, 40)
 TEN = 10
-# Issue 20's targets: warm p50 in ms by hosts, first after start in ms.
+# Issue 20's targets: warm p50 in ms by hosts; first after start in ms
+# (issue 35's at 10,000).
 TARGET_P50 = {1000: 20, 10000: 100}
-TARGET_FIRST = {1000: 1000}
+TARGET_FIRST = {1000: 1000, 10000: 1000}
 
 _ALLOC = models.Allocation.__table__
 _INV = models.Inventory.__table__
@@ -394,7 +401,7 @@ class _Timings:
 
     def __init__(self):
         self.ms, self.refused, self.wrong = [], 0, []
-        self.rows = None  # read by one of them, where counted
+        self.rows = None  # read by each of a few of them, where counted
 
     def add(self, ms, refusal, wrong=None):
         self.ms.append(ms)
@@ -427,13 +434,19 @@ def _time(plugin, requests, engine=None, before=None):
 
 # --- the floor: what the database alone costs ------------------------------
 
-def _floor(engine, plugin, request, runs):
-    """(Shape of one admission, _Timings of its floor)."""
-    of = database.shape(engine, lambda: _time(plugin, [request]))
+def _floor(engine, plugin, requests, runs):
+    """(Shape of the first of requests' admissions, _Timings of its floor,
+
+    [rows read by each]): the first time a process's promise step meets
+    a host it reads that host's claims, so rows vary with the request.
+    """
+    shapes = [database.shape(engine, lambda: _time(plugin, [request]))
+              for request in requests]
+    of = shapes[0]
     timings = _Timings()
     for ms in database.floor(engine, of, runs):
         timings.add(ms, None)
-    return of, timings
+    return of, timings, [shape.rows for shape in shapes]
 
 
 def _upstream_plugin():
@@ -558,29 +571,41 @@ def _measure(hosts, reservations, counts, tmp, ledger_url):
               hosts, reservations, data.redrawn, made_s, ledger_s,
               ', %.1f s (Blazar)' % blazar_s if upstream else ''))
     uuids = [h.uuid for h in data.hosts]
-    total = sum(counts[k] for k in ('warm', 'written', 'first'))
-    requests = data.requests(total + 3 + counts['upstream'], seed=hosts)
+    total = (counts['warm'] + counts['written'] + 2 * counts['first'] +
+             counts['shaped'])
+    requests = data.requests(total + 2 + counts['upstream'], seed=hosts)
     warmup, requests = requests[:2], requests[2:]
     results = {}
 
     # First, while nothing of ours ran in this process.
-    _say('%s: first after start, in child processes' % scale)
-    first = _Timings()
-    for request in requests[:counts['first']]:
-        rid, ms, refusal = _first_in_child(
-            (blazar_url, ledger_url), hosts, request)
-        first.add(ms, refusal, _check(engine, request, rid, refusal))
-    requests = requests[counts['first']:]
+    def first_after_start():
+        _say('%s: first after start, in child processes' % scale)
+        first = _Timings()
+        for request in requests[:counts['first']]:
+            rid, ms, refusal = _first_in_child(
+                (blazar_url, ledger_url), hosts, request)
+            first.add(ms, refusal, _check(engine, request, rid, refusal))
+        del requests[:counts['first']]
+        return first
+
+    unsnapshotted = first_after_start()
+    _say('%s: the usage snapshots written' % scale)
+    began = time.perf_counter()
+    snapshotted = db_snapshots.save_usage(context_mod.get_admin_context())
+    print('usage snapshots of {:,} providers written in {:.2f} s'.format(
+        snapshotted, time.perf_counter() - began))
+    first = first_after_start()
     _say('%s: warm' % scale)
     ours = _our_plugin(uuids)
     _time(ours, warmup)  # imports and caches, as a running manager
     results['ours: warm'] = _time(ours, requests[:counts['warm']], engine)
     requests = requests[counts['warm']:]
-    of, floor = _floor(engine, ours, requests[0], counts['warm'])
-    requests = requests[1:]
+    of, floor, rows = _floor(engine, ours, requests[:counts['shaped']],
+                             counts['warm'])
+    requests = requests[counts['shaped']:]
     results['floor: %d commits, %d reads' % (
         of.commits, of.statements - of.commits)] = floor
-    results['ours: warm'].rows = of.rows
+    results['ours: warm'].rows = rows
     written = []
 
     def write(request, n):
@@ -592,6 +617,7 @@ def _measure(hosts, reservations, counts, tmp, ledger_url):
     requests = requests[counts['written']:]
     assert all(written), 'no host had room for a written claim'
     results['ours: first after start'] = first
+    results['ours: first, no snapshot'] = unsnapshotted
     if upstream:
         _say('%s: Blazar (minutes an admission)' % scale)
         theirs, patches = _upstream_plugin()
@@ -646,10 +672,12 @@ def _report(hosts, results):
     warm = results['ours: warm'].p(50)
     (floor,) = [t.p(50) for label, t in results.items()
                 if label.startswith('floor')]
+    rows = sorted(results['ours: warm'].rows)
     print('ours warm p50 / floor p50: x{:.1f}; target within x2: {}; '
-          'rows read by one admission: {:,}'.format(
-              warm / floor, _met(warm <= 2 * floor),
-              results['ours: warm'].rows))
+          'rows read by each of {} admissions: median {:,}, {:,} to {:,} '
+          '(a host first met reads its claims)'.format(
+              warm / floor, _met(warm <= 2 * floor), len(rows),
+              statistics.median_low(rows), rows[0], rows[-1]))
     if 'Blazar: warm' in results:
         ratio = results['Blazar: warm'].p(50) / warm
         print('ratio (Blazar p50 / ours warm p50): x{:,.0f}; target x100: '
@@ -664,10 +692,11 @@ def _report(hosts, results):
             target, _met(warm < target),
             _met(results['ours: after a write'].p(50) < target)))
     if hosts in TARGET_FIRST:
-        print('target first after start under {} ms: {}'.format(
-            TARGET_FIRST[hosts], _met(
-                results['ours: first after start'].p(50)
-                < TARGET_FIRST[hosts])))
+        print('target first after start under {} ms: {} (no snapshot '
+              'yet: {})'.format(TARGET_FIRST[hosts], *(
+                  _met(results[label].p(50) < TARGET_FIRST[hosts])
+                  for label in ('ours: first after start',
+                                'ours: first, no snapshot'))))
 
 
 def _issue_15_report(data, engine, counts, results):
