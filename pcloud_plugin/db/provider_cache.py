@@ -536,12 +536,3 @@ def save_usage(session, rows):
                  steps=_encoded(details[row[0]].usage, class_ids))
             for row in fresh])
     return len(fresh)
-
-
-def drop_usage(session, rp_id):
-    """Delete a provider's snapshot (the provider is being deleted)."""
-    where = _SNAPSHOTS.c.resource_provider_id == rp_id
-    # Only one that exists: see db.api.replace_rows on gap locks.
-    if session.execute(sa.select(_SNAPSHOTS.c.generation).where(
-            where)).first() is not None:
-        session.execute(_SNAPSHOTS.delete().where(where))

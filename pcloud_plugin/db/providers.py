@@ -48,6 +48,7 @@ _TRAIT = models.Trait.__table__
 _RP_TRAIT = models.ResourceProviderTrait.__table__
 _RP_AGG = models.ResourceProviderAggregate.__table__
 _ALLOC = models.Allocation.__table__
+_SNAPSHOT = models.UsageSnapshot.__table__
 
 
 # --- names -----------------------------------------------------------------
@@ -234,14 +235,13 @@ def delete_provider(session, uuid):
     if _live_claims_exist(session, [row['id']]):
         raise exception.ResourceProviderInUse(provider=uuid)
     db_api.bump_generation(session, _RP, row['id'], row['generation'], uuid)
-    for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG):
+    for table in (_ALLOC, _INV, _RP_TRAIT, _RP_AGG, _SNAPSHOT):
         session.execute(table.delete().where(
             table.c.resource_provider_id == row['id']))
     # MySQL refuses to delete a row its own foreign key points at.
     session.execute(_RP.update().where(_RP.c.id == row['id'])
                     .values(root_provider_id=None))
     session.execute(_RP.delete().where(_RP.c.id == row['id']))
-    provider_cache.drop_usage(session, row['id'])
     # A provider made again may get this id back (SQLite reuses the
     # highest) and reach the same generation.
     provider_cache.CACHE.forget(session, row['id'])
