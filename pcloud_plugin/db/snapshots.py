@@ -198,16 +198,21 @@ def save_usage(context):
 
     moved since its last snapshot (provider_cache.save_usage), so that a
     process's first read need not read every claim; how many were
-    written. 0 when another writer was at it (a duplicate row, a
-    deadlock or, on Galera, a failed certification): the next pass
+    written. 0 when another writer was at it (a duplicate row, or any
+    race db_api.must_retry knows: a deadlock, Galera's failed
+    certification, PostgreSQL's serialization failure): the next pass
     finishes.
     """
     try:
         with db_api.writer(context) as session:
             return provider_cache.save_usage(session, session.execute(
                 sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)).all())
-    except (db_exc.DBDuplicateEntry, db_exc.DBDeadlock):
+    except db_exc.DBDuplicateEntry:
         return 0
+    except Exception as error:
+        if db_api.must_retry(error):
+            return 0
+        raise
 
 
 # What load_slot_index keeps: the index, and each provider's generation

@@ -23,6 +23,7 @@ import random
 import sqlite3
 
 import fixtures
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
@@ -600,6 +601,24 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual(generations, self._snapshots())
         expected, _reads = self._read_anew(scan_all=100)
         self.assertEqual((expected, []), self._read_anew(scan_all=1))
+
+    def test_a_snapshot_pass_that_lost_a_race_writes_nothing_and_says_so(self):
+        class SerializationFailure(Exception):
+            pgcode = '40001'    # as psycopg2 reports it
+
+        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
+        for lost in (db_exc.DBError(SerializationFailure('pivot')),
+                     db_exc.DBDeadlock(), db_exc.DBDuplicateEntry()):
+            with fixtures.MockPatchObject(provider_cache, 'save_usage',
+                                          side_effect=lost):
+                self.assertEqual(0, db_snapshots.save_usage(self.context))
+        broken = db_exc.DBError(ValueError('not a race'))
+        with fixtures.MockPatchObject(provider_cache, 'save_usage',
+                                      side_effect=broken):
+            self.assertRaises(db_exc.DBError, db_snapshots.save_usage,
+                              self.context)
+        self.assertEqual({}, self._snapshots())
+        self.assertEqual(2, db_snapshots.save_usage(self.context))
 
     # --- the snapshot the candidates engine reads -------------------------
 
