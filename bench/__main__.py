@@ -26,7 +26,7 @@ from bench import database
 from pcloud_plugin import conf  # noqa: F401  (registers the options)
 
 BENCHES = ('ledger', 'candidates', 'filter', 'instance_plugin', 'mirror',
-           'offerings')
+           'offerings', 'lease_create')
 
 
 def main(argv=None):
