@@ -157,8 +157,9 @@ class _Databases:
 
     def drop(self):
         if self.server_url:
-            self._sql(*('DROP DATABASE IF EXISTS %s_%s' % (self.prefix, key)
-                        for key in DATABASES))
+            self._sql(*['DROP DATABASE IF EXISTS %s_%s' % (self.prefix, key)
+                        for key in DATABASES]
+                      + ['DROP DATABASE IF EXISTS %s' % self.prefix])
 
 
 def kill(*procs):

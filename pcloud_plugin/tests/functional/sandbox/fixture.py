@@ -303,8 +303,8 @@ def mariadb_story(test, server_url, name):
     """Skip ``test`` where no MariaDB answers at ``server_url``; else an
 
     engine on the server, and the database the sandbox makes under the
-    --db name ``name`` itself dropped when the test ends (a clean stop
-    drops only <name>_<service>).
+    --db name ``name`` itself (the story's ledger) dropped when the test
+    ends, however the sandbox stopped.
     """
     engine = sa.create_engine(server_url + '/')
     try:

@@ -429,7 +429,8 @@ class RealServers(base.TestCase):
             self.assertEqual('ACTIVE', server['status'])
             self._concurrent_deletes(sandbox)
         self.assertEqual([], _leftovers(state))
+        # Neither the services' databases nor the story's ledger.
         with engine.connect() as connection:
             left = connection.execute(sa.text('SHOW DATABASES LIKE :name'), {
-                'name': prefix + '\\_%'}).fetchall()
+                'name': prefix + '%'}).fetchall()
         self.assertEqual([], left)
