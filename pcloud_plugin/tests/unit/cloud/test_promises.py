@@ -252,14 +252,13 @@ class FencedTests(base.TestCase):
                 for rp_id, _uuid, cap in providers}
             rows = [c for c in live if c[5] in named or c[6]]
             answer = res_db.fenced([(rp_id, uuid, 0) for rp_id, uuid, _c
-                                    in providers], details, rows, named)
+                                    in providers], details, rows, named, NOW)
             self.assertEqual(max_units, answer.max_units)
             self.assertEqual(
                 promises.promised(each, NOW, holds, placed, proposed,
                                   max_units),
                 promises.promised(answer.claims, NOW, holds, placed,
-                                  proposed, max_units, answer.summed),
-                (case, claims))
+                                  proposed, max_units), (case, claims))
             self.assertEqual(promises.carried(holds, each, max_units),
                              promises.carried(holds, answer.claims,
                                               max_units), (case, claims))
@@ -330,8 +329,7 @@ class SyncTests(base.TestCase):
         self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.reservations.claims_on',
             return_value=res_db.Fenced(
-                [('rp', 'MEMORY_MB', later, later + hour, 100, 'r')], {},
-                {})))
+                [('rp', 'MEMORY_MB', later, later + hour, 100, 'r')], {})))
         self.waits = self.useFixture(fixtures.MockPatchObject(
             promises, '_sleep')).mock
 
