@@ -82,6 +82,7 @@ import sqlalchemy as sa
 
 from bench import database
 from bench import dataset
+from bench import timing
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.cloud import mirror
 from pcloud_plugin import context as context_mod
@@ -410,10 +411,7 @@ class _Timings:
             self.wrong.append(wrong)
 
     def p(self, percent):
-        if len(self.ms) < 2:
-            return self.ms[0]
-        return statistics.quantiles(self.ms, n=100,
-                                    method='inclusive')[percent - 1]
+        return timing.percentile(self.ms, percent)
 
 
 def _time(plugin, requests, engine=None, before=None):

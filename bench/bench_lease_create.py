@@ -73,6 +73,7 @@ import sqlalchemy as sa
 from bench import bench_instance_plugin as instances
 from bench import database
 from bench import dataset
+from bench import timing
 
 HOSTS, RESERVATIONS = 1000, 10000
 SEED = 2031
@@ -281,12 +282,7 @@ class _Timings:
         self.statuses = collections.Counter(a.status for a in answers)
 
     def p(self, percent):
-        if not self.ms:
-            return float('nan')
-        if len(self.ms) < 2:
-            return self.ms[0]
-        return statistics.quantiles(self.ms, n=100,
-                                    method='inclusive')[percent - 1]
+        return timing.percentile(self.ms, percent)
 
     def refused(self):
         return len(self.answers) - len(self.ms)

@@ -27,7 +27,6 @@ import datetime
 import gc
 import random
 import shutil
-import statistics
 import tempfile
 import time
 import types
@@ -35,6 +34,7 @@ import types
 from bench import bench_instance_plugin as instances
 from bench import database
 from bench import dataset
+from bench import timing
 from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import api as db_api
 from pcloud_plugin.db import snapshots as db_snapshots
@@ -54,10 +54,6 @@ def _pools(data):
         metadata=codec.pool_metadata(codec.HostFlavor('bench', '', 1)),
         hosts=[h.name for h in data.hosts], availability_zone=None)
     return host_requests.Pools([pool], 'nova')
-
-
-def _p(ms, percent):
-    return statistics.quantiles(ms, n=100, method='inclusive')[percent - 1]
 
 
 def _time(queries):
@@ -120,7 +116,8 @@ def run(quick=False):
             make()()  # warm: the first forest read
             ms, found = _time([make() for _ in range(n)])
             print('%-14s %8d %8.1f %8.1f %10d' % (
-                label, n, _p(ms, 50), _p(ms, 90), found))
+                label, n, timing.percentile(ms, 50),
+                timing.percentile(ms, 90), found))
     finally:
         ledger.close()
         gc.unfreeze()

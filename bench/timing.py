@@ -1,0 +1,29 @@
+# Copyright 2026 The pcloud-plugin Authors
+#
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What the benches print of their timings."""
+
+import statistics
+
+
+def percentile(ms, percent):
+    """The ``percent``-th percentile of ``ms`` (inclusive method): the
+
+    one value if there is one, NaN if none.
+    """
+    if not ms:
+        return float('nan')
+    if len(ms) < 2:
+        return ms[0]
+    return statistics.quantiles(ms, n=100, method='inclusive')[percent - 1]
