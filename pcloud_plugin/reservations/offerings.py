@@ -103,15 +103,17 @@ def _window(start, end, amount):
     return {'start': start, 'end': end, 'amount': amount}
 
 
-def _search(starts, duration, count, fits, amount):
+def _search(starts, duration, count, fits, amount, latest_start=None):
     """(windows, searched_until): the first ``count`` starts at which
 
-    fits(start, end) holds, looking at MAX_STARTS + 1 starts at most.
+    fits(start, end) holds, looking at MAX_STARTS + 1 starts at most,
+    none after latest_start.
     """
     found, last = [], None
     for n, start in enumerate(starts):
         end = start + duration
-        if end >= window_mod.FOREVER or n > MAX_STARTS:
+        if end >= window_mod.FOREVER or n > MAX_STARTS or (
+                latest_start is not None and start > latest_start):
             break
         last = start
         if fits(start, end):
@@ -122,11 +124,12 @@ def _search(starts, duration, count, fits, amount):
 
 
 def host_offerings(context, forest, pools, params, duration, not_before,
-                   count=DEFAULT_COUNT):
+                   count=DEFAULT_COUNT, latest_start=None):
     """The windows of a pcloud:host reservation's terms (``params``:
 
     amount, host_flavor, availability_zone, required_traits, as
-    host_requests.parse_terms gives them). (windows, searched_until).
+    host_requests.parse_terms gives them), none starting after
+    latest_start. (windows, searched_until).
     """
     leased = host_db.joined_service_hosts(context)
     hosts = host_requests.eligible_hosts(forest, pools, params, leased)
@@ -141,7 +144,7 @@ def host_offerings(context, forest, pools, params, duration, not_before,
         return len(host_windows.free_hosts(busy, start, end, order)) >= amount
 
     return _search(candidate_starts(not_before, ends), duration, count,
-                   fits, amount)
+                   fits, amount, latest_start)
 
 
 def free_counts(busy, start, steps, order, step=HOUR):
@@ -241,11 +244,11 @@ def claim_ends(context, not_before, classes):
 
 
 def slot_offerings(context, request, duration, not_before,
-                   count=DEFAULT_COUNT):
+                   count=DEFAULT_COUNT, latest_start=None):
     """The windows of a virtual:instance reservation (``request``: a
 
-    reservations.slots.SlotRequest with admission's exclusions).
-    (windows, searched_until).
+    reservations.slots.SlotRequest with admission's exclusions), none
+    starting after latest_start. (windows, searched_until).
     """
     ends = claim_ends(context, not_before, request.resources)
     limit = CONF.pcloud_instance.max_candidates
@@ -263,4 +266,4 @@ def slot_offerings(context, request, duration, not_before,
         return True
 
     return _search(candidate_starts(not_before, ends), duration, count,
-                   fits, request.amount)
+                   fits, request.amount, latest_start)

@@ -22,7 +22,10 @@ per host and class over the window; a host is free for a whole-host
 lease when no row on it overlaps). The answer must be the first
 count starts that fit among the moment asked for and the minutes
 (rounded up) at which claims end, and its first start the first minute
-that fits at all.
+that fits at all. Half the requests bound the starts, as a flexible
+lease's latest end does: the answer is then the brute force's up to
+the bound, and its first start, the window such a lease books, the
+first minute that fits by then.
 """
 
 import datetime
@@ -174,6 +177,9 @@ class OfferingsBruteForceTest(base.LedgerTestCase):
             duration = datetime.timedelta(minutes=rng.randint(10, 120))
             count = rng.randint(1, 5)
             amount = rng.randint(1, 4)
+            # A flexible lease's bound: no start after it.
+            latest_start = rng.choice((None, not_before + datetime.timedelta(
+                minutes=rng.randint(0, 400))))
             kind = rng.choice(('slots', 'hosts'))
             if kind == 'slots':
                 need = {'VCPU': rng.randint(1, 4),
@@ -184,7 +190,8 @@ class OfferingsBruteForceTest(base.LedgerTestCase):
                     need, amount, affinity=affinity,
                     excluded_hosts={self.names[0]})
                 found, _ = offerings.slot_offerings(
-                    self.context, request, duration, not_before, count)
+                    self.context, request, duration, not_before, count,
+                    latest_start)
                 want, first_fit = self.expected(
                     lambda s, e: self.slots_fit(need, amount, affinity,
                                                 s, e),
@@ -196,15 +203,20 @@ class OfferingsBruteForceTest(base.LedgerTestCase):
                           'required_traits': None}
                 found, _ = offerings.host_offerings(
                     self.context, db_snapshots.load_forest(self.context),
-                    self.pools, params, duration, not_before, count)
+                    self.pools, params, duration, not_before, count,
+                    latest_start)
                 want, first_fit = self.expected(
                     lambda s, e: self.hosts_fit(amount, s, e),
                     lambda r: r[0] != self.names[0] and r[4] > 0,
                     not_before, duration, count)
+            if latest_start is not None:
+                # Starts are in order: the bound cuts a prefix.
+                want = [start for start in want if start <= latest_start]
+                if first_fit is not None and first_fit > latest_start:
+                    first_fit = None
             starts = [w['start'] for w in found]
-            what = 'seed %d, %s from %s for %s' % (
-                seed, kind, not_before,
-                duration)
+            what = 'seed %d, %s from %s for %s, starting by %s' % (
+                seed, kind, not_before, duration, latest_start)
             self.assertEqual(want, starts, what)
             self.assertEqual(want[:1], [first_fit] if first_fit else [],
                              what)
