@@ -148,6 +148,12 @@ class ResourceProviderInUse(Conflict):
                'be removed.')
 
 
+class NoWindowFits(Conflict):
+    """No window of a flexible lease's duration fits in its bounds."""
+    msg_fmt = ('No window of %(minutes)d minutes from %(earliest)s '
+               '%(until)s fits this lease now: %(why)s')
+
+
 class ConsumerExists(Conflict):
     msg_fmt = 'Consumer %(consumer)s already holds claims.'
 

@@ -56,6 +56,27 @@ def _short_hosts(plan, error):
     return {plan.roots[rp] for rp in short if rp in plan.roots}
 
 
+def slot_request(params, exclusions, aggregate_zones, amount=None):
+    """The slots.SlotRequest of a virtual:instance reservation's
+
+    parameters, with admission's exclusions (see SlotClaims).
+    """
+    properties = host_properties.parse(params['resource_properties'])
+    aggregates, hosts = exclusions()
+    member_of = ()
+    zone = params.get('availability_zone')
+    if zone:
+        member_of, outside = slots_mod.zone_aggregates(
+            aggregate_zones(), zone, CONF.pcloud.default_availability_zone)
+        aggregates = frozenset(aggregates) | outside
+    return slots_mod.SlotRequest(
+        slots_mod.per_slot(params), amount or params['amount'],
+        affinity=params['affinity'], required=properties.required,
+        forbidden=properties.forbidden, forbidden_aggregates=aggregates,
+        excluded_hosts=hosts, member_of=member_of,
+        hosts_matching=properties.hosts_matching)
+
+
 class SlotClaims:
     """The placing and claiming of instance slots, in one context.
 
@@ -82,21 +103,8 @@ class SlotClaims:
 
     def request(self, params, amount=None):
         """The slots.SlotRequest of a reservation's parameters."""
-        properties = host_properties.parse(params['resource_properties'])
-        aggregates, hosts = self.exclusions()
-        member_of = ()
-        zone = params.get('availability_zone')
-        if zone:
-            member_of, outside = slots_mod.zone_aggregates(
-                self.aggregate_zones(), zone,
-                CONF.pcloud.default_availability_zone)
-            aggregates = frozenset(aggregates) | outside
-        return slots_mod.SlotRequest(
-            slots_mod.per_slot(params), amount or params['amount'],
-            affinity=params['affinity'], required=properties.required,
-            forbidden=properties.forbidden, forbidden_aggregates=aggregates,
-            excluded_hosts=hosts, member_of=member_of,
-            hosts_matching=properties.hosts_matching)
+        return slot_request(params, self.exclusions, self.aggregate_zones,
+                            amount)
 
     def place(self, request, start, end, discounted=None, consumer=None,
               **kwargs):

@@ -13,6 +13,8 @@
 #    under the License.
 """Lease terms both plugins read the same way."""
 
+from oslo_utils import timeutils
+
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin import exception
 
@@ -35,3 +37,32 @@ def lease_window(start, end):
         raise exception.InvalidTerm(param='%s_date (%s)' % (
             e.kwargs.get('field', 'start'), e.kwargs['reason']))
     return start, end
+
+
+def moment(text, field):
+    """A moment as the API takes one (ISO 8601 or "YYYY-MM-DD HH:MM",
+
+    UTC), as naive UTC; SchemaViolation naming ``field`` otherwise.
+    """
+    try:
+        found = timeutils.parse_isotime(text)
+    except ValueError:
+        try:
+            # Also "2031-01-01 9:00", which parse_isotime refuses.
+            found = timeutils.parse_strtime(text, '%Y-%m-%d %H:%M')
+        except ValueError:
+            raise _invalid(field, 'a date like "2031-01-01 12:00" or '
+                           'ISO 8601, got %r' % text)
+    try:
+        found = window_mod.normalize(found, field)
+    except OverflowError:
+        # An offset that takes it before year 1 (or past 9999).
+        raise _invalid(field, 'must be from year 1 to %s, got %r'
+                       % (window_mod.FOREVER, text))
+    if found >= window_mod.FOREVER:
+        raise _invalid(field, 'must be before %s' % window_mod.FOREVER)
+    return found
+
+
+def _invalid(field, reason):
+    return exception.SchemaViolation(field=field, reason=reason)

@@ -27,11 +27,15 @@ owning project learn, by a 403, that their role is not enough.
 import datetime
 import threading
 
+from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
 
+from blazar import exceptions as blazar_exc
+
 from pcloud_plugin.blazar.api import lease_guard
 from pcloud_plugin.blazar.api import policy
+from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin.capacity import host_windows
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import nova as nova_client
@@ -49,13 +53,15 @@ from pcloud_plugin.reservations import allocations
 from pcloud_plugin.reservations import hints as hints_mod
 from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import host_requests
+from pcloud_plugin.reservations import instance_claims
 from pcloud_plugin.reservations import lease_states
 from pcloud_plugin.reservations import offerings
 from pcloud_plugin.reservations import slots as slots_mod
+from pcloud_plugin.reservations import terms
 
 CONF = conf.CONF
+LOG = logging.getLogger(__name__)
 # Longest window an offering is asked for: a year, in minutes.
-MAX_DURATION = 366 * 24 * 60
 
 _SERVICE = None
 _LOCK = threading.Lock()
@@ -111,31 +117,10 @@ def _int(query, field, minimum, maximum, default=None):
 
 
 def _moment(query, field, default):
-    """A moment of the query (ISO 8601 or "YYYY-MM-DD HH:MM", UTC), as
-
-    naive UTC; ``default`` when not given.
-    """
+    """A moment of the query (terms.moment), ``default`` when not given."""
     if field not in query:
         return default
-    text = query[field]
-    try:
-        moment = timeutils.parse_isotime(text)
-    except ValueError:
-        try:
-            # Also "2031-01-01 9:00", which parse_isotime refuses.
-            moment = timeutils.parse_strtime(text, '%Y-%m-%d %H:%M')
-        except ValueError:
-            raise _invalid(field, 'a date like "2031-01-01 12:00" or '
-                           'ISO 8601, got %r' % text)
-    try:
-        moment = window_mod.normalize(moment, field)
-    except OverflowError:
-        # An offset that takes it before year 1 (or past 9999).
-        raise _invalid(field, 'must be from year 1 to %s, got %r'
-                       % (window_mod.FOREVER, text))
-    if moment >= window_mod.FOREVER:
-        raise _invalid(field, 'must be before %s' % window_mod.FOREVER)
-    return moment
+    return terms.moment(query[field], field)
 
 
 def _not_before(query):
@@ -152,7 +137,7 @@ def _terms(query):
     """(amount, duration, not before, count) of an offerings query."""
     amount = _int(query, 'amount', 1, 2 ** 31 - 1)
     duration = datetime.timedelta(minutes=_int(
-        query, 'duration', 1, MAX_DURATION))
+        query, 'duration', 1, schemas.MAX_DURATION))
     not_before = _not_before(query)
     count = _int(query, 'count', 1, offerings.MAX_COUNT,
                  offerings.DEFAULT_COUNT)
@@ -512,6 +497,67 @@ class API(object):
         return {'start': start,
                 'step_minutes': offerings.HOUR // offerings.MINUTE,
                 'free': free}
+
+    # A flexible lease's window.
+
+    def flexible_window(self, ctx, reservation, duration, earliest,
+                        latest_end):
+        """(start, end): the earliest window of ``duration`` from
+
+        ``earliest``, ending by ``latest_end`` (None: any), in which a
+        lease of the one reservation given would be admitted now, as
+        offerings find it; NoWindowFits if none. A reservation whose
+        terms do not parse gets the earliest window: admission then
+        refuses it naming the term, as for any lease.
+        """
+        # Here, not at the top: the plugin's module brings Blazar's
+        # manager and its options (blazar-api has loaded it already for
+        # lease_guard), which the Pcloud API needs nowhere else.
+        from pcloud_plugin.blazar import instance_plugin
+        latest_start = None if latest_end is None else latest_end - duration
+        admin = pcloud_context.get_admin_context()
+        kind = reservation.get('resource_type')
+        try:
+            if kind == instance_plugin.RESOURCE_TYPE:
+                policy.authorize(ctx, 'pcloud:offering:instances', _own(ctx))
+                params = instance_plugin.parse_params(reservation)
+                nova = resources.NovaObjects(self.service.nova)
+                request = instance_claims.slot_request(
+                    params, nova.pcloud_exclusions, nova.aggregate_zones)
+                found = offerings.slot_offerings(
+                    admin, request, duration, earliest, 1, latest_start)
+            else:
+                policy.authorize(ctx, 'pcloud:offering:hosts', _own(ctx))
+                params = host_requests.parse_params(reservation)
+                if params['lease_type'] != host_requests.SCHEDULE:
+                    raise _invalid('reservations.0.lease_type', (
+                        'a flexible window books a %s lease, not %s' % (
+                            host_requests.SCHEDULE, params['lease_type'])))
+                pools = host_requests.Pools(
+                    self._aggregates(), CONF.pcloud.default_availability_zone)
+                found = offerings.host_offerings(
+                    admin, db_snapshots.load_forest(admin), pools, params,
+                    duration, earliest, 1, latest_start)
+        except (blazar_exc.BlazarException, exception.Invalid) as e:
+            if isinstance(e, exception.SchemaViolation):
+                raise
+            LOG.debug('Flexible lease: terms left to admission: %s', e)
+            start = offerings.ceil_minute(earliest)
+            return start, start + duration
+        except cloud_mod.NOVA_FAILURES as e:
+            raise cloud_mod.nova_failure('list aggregates', e)
+        windows, searched_until = found
+        if windows:
+            return windows[0]['start'], windows[0]['end']
+        if latest_end is not None:
+            until, why = 'to %s' % latest_end, 'each is taken'
+        else:
+            until = 'on'
+            why = ('none up to %s, where the search stops' % searched_until
+                   if searched_until else 'too few hosts may hold it')
+        raise exception.NoWindowFits(
+            minutes=duration // offerings.MINUTE, earliest=earliest,
+            until=until, why=why)
 
     # Allocations.
 

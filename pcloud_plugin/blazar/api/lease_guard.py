@@ -28,10 +28,14 @@ plugin every key, and a term accepted and then ignored would be a lease
 that silently means less than its request said; a ``region`` (any
 type of ours) must be this cloud's, and an ``amount`` within the
 operator's limit. seeds/003's ``start`` and ``end`` are read as
-Blazar's ``start_date`` and ``end_date``.
+Blazar's ``start_date`` and ``end_date``. A creation that gives a
+``duration`` (minutes) with ``earliest_start`` and ``latest_end``
+instead of dates is a flexible lease (flexible): api.v1 books it.
 What is left is Blazar's and our plugins'.
 """
 
+import collections
+import datetime
 import functools
 import importlib.metadata
 import json
@@ -40,6 +44,7 @@ import re
 import flask
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin import exception
@@ -129,7 +134,8 @@ def check(validate, may_exceed_limits=lambda: False,
     data, field)`` raises SchemaViolation. None for any other request.
     ``may_exceed_limits()``: whether the caller may ask past the
     operator's limits (AMOUNT_LIMITS); ``type_of(reservation id)``: the
-    type of a reservation of ours an update names, else None.
+    type of a reservation of ours an update names, else None. A lease
+    creation leaves its Flexible (or None) in flask.g.pcloud_flexible.
     """
     request = flask.request
     one = _LEASE.search(request.path)
@@ -180,6 +186,8 @@ def check(validate, may_exceed_limits=lambda: False,
         _check_limit(reservation, kind, field, may_exceed_limits)
         if known[kind] is not None and _WHERE in reservation:
             _check_region(reservation[_WHERE], field + '.' + _WHERE)
+    if request.method == 'POST':
+        flask.g.pcloud_flexible = flexible(data, known)
 
 
 def _dates_renamed(data):
@@ -197,6 +205,54 @@ def _dates_renamed(data):
         data[name] = data.pop(alias)
         renamed = True
     return renamed
+
+
+# A flexible lease: its duration in minutes, and the bounds of its window
+# (seeds: "any time between Monday 08:00 and Friday 18:00"), for one
+# reservation of ours; api.v1 books the earliest window that fits.
+Flexible = collections.namedtuple(
+    'Flexible', 'body reservation duration earliest latest_end')
+_BOUNDS = ('earliest_start', 'latest_end')
+
+
+def flexible(data, known):
+    """The Flexible of a lease creation's body (checked against
+
+    schemas.LEASE_CREATE) that gives a duration, its body without the
+    flexible fields; None for any other. SchemaViolation naming the
+    field of one that cannot be booked so. ``known``: resource_types().
+    """
+    if 'duration' not in data:
+        for field in _BOUNDS:
+            if field in data:
+                raise exception.SchemaViolation(field=field, reason=(
+                    'bounds a flexible lease: give its duration too'))
+        return None
+    for field in ('start_date', 'end_date'):
+        if field in data:
+            raise exception.SchemaViolation(field=field, reason=(
+                'a flexible lease (one with a duration) gives '
+                'earliest_start and latest_end; its dates are chosen'))
+    reservations = data.get('reservations') or []
+    if len(reservations) != 1 or known.get(
+            reservations[0].get('resource_type')) is None:
+        raise exception.SchemaViolation(field='reservations', reason=(
+            'a flexible lease books one reservation of %s' % ', '.join(
+                sorted(k for k, terms in known.items() if terms))))
+    body = {k: v for k, v in data.items()
+            if k not in _BOUNDS and k != 'duration'}
+    duration = datetime.timedelta(minutes=data['duration'])
+    now = timeutils.utcnow().replace(microsecond=0)
+    text = data.get('earliest_start', 'now')
+    earliest = now if text == 'now' else max(
+        now, terms_mod.moment(text, 'earliest_start'))
+    latest_end = None
+    if 'latest_end' in data:
+        latest_end = terms_mod.moment(data['latest_end'], 'latest_end')
+        if latest_end - earliest < duration:
+            raise exception.SchemaViolation(field='latest_end', reason=(
+                'leaves less than the duration after %s' % earliest))
+    return Flexible(body, reservations[0], duration, earliest, latest_end)
 
 
 def _check_terms(reservation, terms, field, whose):

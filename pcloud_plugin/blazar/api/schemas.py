@@ -112,6 +112,9 @@ BOOT_CHECK_QUERY = _object(pcloud=NAME, flavor=NAME)
 # lease row as it came, is refused here; the rest is Blazar's and our
 # plugins' to check.
 _LEASE_DATE = {'type': 'string', 'maxLength': 64}
+# The longest window an offering or a flexible lease looks for, in
+# minutes: a year.
+MAX_DURATION = 366 * 24 * 60
 _LEASE_FIELDS = {
     # Blazar's leases.name is VARCHAR(80).
     'name': {'type': 'string', 'minLength': 1, 'maxLength': 80,
@@ -128,7 +131,12 @@ _LEASE_FIELDS = {
         'properties': {'resource_type': {'type': 'string'},
                        'id': {'type': 'string', 'maxLength': 36}}}},
 }
-# Clients send the empty list of events; Blazar makes them.
+# Clients send the empty list of events; Blazar makes them. A flexible
+# lease gives its duration in minutes (at most a year) and its bounds
+# instead of its dates (lease_guard.flexible).
 LEASE_CREATE = _object(events={'type': 'array', 'maxItems': 0},
+                       duration={'type': 'integer', 'minimum': 1,
+                                 'maximum': MAX_DURATION},
+                       earliest_start=_LEASE_DATE, latest_end=_LEASE_DATE,
                        **_LEASE_FIELDS)
 LEASE_UPDATE = _object(**_LEASE_FIELDS)

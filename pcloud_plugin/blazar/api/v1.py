@@ -25,6 +25,8 @@ JSON: {"error_code", "error_message", "error_name"} as Blazar does.
 Bad input is a 4xx; a 500 only ever means a bug, and says nothing more.
 """
 
+import copy
+
 from blazar.api.v1 import utils as blazar_utils
 from blazar import context as blazar_context
 import flask
@@ -33,6 +35,7 @@ from jsonschema import exceptions as schema_exc
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
+from oslo_utils import timeutils
 from werkzeug import exceptions as http_exc
 
 from pcloud_plugin.blazar.api import handlers
@@ -94,6 +97,8 @@ def _guard_leases(bp):
     bp.before_app_request(_check_lease_body)
     bp.before_app_request(_guard_hosts)
     bp.before_app_request(_lock_lease)
+    # Last: it answers the request itself, through Blazar's view.
+    bp.before_app_request(_book_flexible)
     bp.after_app_request(_event_met)
     bp.after_app_request(_before_end_kept)
     bp.after_app_request(_with_our_terms)
@@ -110,6 +115,51 @@ def _lock_lease():
         return None
     blazar_utils.set_api_version_request()
     return _busy(*wait)
+
+
+# A flexible lease's window is searched again at most this many times
+# after its creation is refused (another lease took the window first).
+FLEXIBLE_ATTEMPTS = 3
+_BLAZAR_DATE = '%Y-%m-%d %H:%M'
+
+
+def _book_flexible():
+    """Before Blazar's POST /v1/leases of a flexible lease
+
+    (lease_guard.flexible): the earliest window that fits now, created
+    by Blazar's own view with those dates. The claim's compare-and-swap
+    is what books it: when another lease took the window between the
+    search and the claim, the creation is refused (409) and nothing is
+    held; searched again, a later window answers, up to
+    FLEXIBLE_ATTEMPTS times. A 409 whose window is still the earliest
+    is not about the window (a lease name taken): it is the answer.
+    """
+    wanted = flask.g.get('pcloud_flexible')
+    if wanted is None:
+        return None
+    blazar_utils.set_api_version_request()
+    view = flask.current_app.view_functions[flask.request.endpoint]
+    refused = None
+    for _attempt in range(FLEXIBLE_ATTEMPTS):
+        now = timeutils.utcnow().replace(microsecond=0)
+        try:
+            with _context() as ctx:
+                window = _api.flexible_window(
+                    ctx, wanted.reservation, wanted.duration,
+                    max(wanted.earliest, now), wanted.latest_end)
+        except Exception as e:
+            return _failure(e)
+        if refused is not None and window == refused:
+            break
+        body = copy.deepcopy(wanted.body)
+        body['start_date'], body['end_date'] = (
+            moment.strftime(_BLAZAR_DATE) for moment in window)
+        flask.request.parsed_data = body
+        response = flask.make_response(view(**flask.request.view_args))
+        if response.status_code != 409:
+            return response
+        refused = window
+    return response
 
 
 def _event_met(response):
@@ -280,6 +330,19 @@ _UPSTREAM_FAILURES = (
 _UPSTREAM = tuple(kind for kind, _said in _UPSTREAM_FAILURES)
 
 
+def _failure(error):
+    """The answer to what a handler raised (in an except clause)."""
+    if isinstance(error, _UPSTREAM):
+        LOG.warning('Pcloud API call failed: %s', error)
+        return _error(error.code, next(
+            said for kind, said in _UPSTREAM_FAILURES
+            if isinstance(error, kind)), type(error).__name__)
+    if isinstance(error, exception.PcloudException) and error.code < 500:
+        return _error(error.code, error.message, type(error).__name__)
+    LOG.exception('Pcloud API call failed')
+    return _error(500, 'Internal Server Error', 'InternalServerError')
+
+
 def _view(func, status, body_schema, query_schema):
     def view(**path):
         try:
@@ -291,20 +354,8 @@ def _view(func, status, body_schema, query_schema):
                 result = func(ctx, **kwargs)
         except http_exc.HTTPException:
             raise
-        except _UPSTREAM as e:
-            LOG.warning('Pcloud API call failed: %s', e)
-            return _error(e.code, next(
-                said for kind, said in _UPSTREAM_FAILURES
-                if isinstance(e, kind)), type(e).__name__)
-        except exception.PcloudException as e:
-            if e.code >= 500:
-                LOG.exception('Pcloud API call failed')
-                return _error(500, 'Internal Server Error',
-                              'InternalServerError')
-            return _error(e.code, e.message, type(e).__name__)
-        except Exception:
-            LOG.exception('Pcloud API call failed')
-            return _error(500, 'Internal Server Error', 'InternalServerError')
+        except Exception as e:
+            return _failure(e)
         return _render(status, result)
 
     view.__name__ = func.__name__
