@@ -204,14 +204,32 @@ class Client(object):
 
     # Whole-host leases: Blazar's own lease API, resource_type pcloud:host.
 
-    def create_host_lease(self, name, start, end, reservation):
+    def create_host_lease(self, name, start, end, reservation,
+                          duration=None):
         """POST /v1/leases with one pcloud:host reservation.
 
         ``reservation`` holds the pcloud:host fields (amount, host_flavor,
         pcloud_id, ...); start and end are 'YYYY-MM-DD HH:MM' or 'now'.
+        With a duration (minutes), a flexible lease: the earliest window
+        that long from start, ending by end (None: any).
         """
-        return self.create_lease(name, start, end, [
-            dict(reservation, resource_type=HOST_RESOURCE_TYPE)])
+        reservations = [dict(reservation, resource_type=HOST_RESOURCE_TYPE)]
+        if duration is None:
+            return self.create_lease(name, start, end, reservations)
+        return self.create_flexible_lease(name, duration, start, end,
+                                          reservations)
+
+    def create_flexible_lease(self, name, duration, earliest, latest_end,
+                              reservations):
+        """POST /v1/leases of a flexible lease: Blazar's lease API, which
+
+        the Pcloud API books at the earliest window that fits.
+        """
+        body = {'name': name, 'duration': duration, 'events': [],
+                'earliest_start': earliest, 'reservations': reservations}
+        if latest_end is not None:
+            body['latest_end'] = latest_end
+        return self._request('POST', _path('leases'), body)['lease']
 
     def create_lease(self, name, start, end, reservations):
         """POST /v1/leases: Blazar's lease API, any reservations."""

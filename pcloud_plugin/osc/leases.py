@@ -88,9 +88,15 @@ class CreateHostLease(command.ShowOne):
                             'soon as hosts are free, until --timeout')
         parser.add_argument('--start-date', metavar='<date>', default='now',
                             help='"YYYY-MM-DD HH:MM" (UTC) or "now" '
-                            '(default)')
-        parser.add_argument('--end-date', metavar='<date>', required=True,
-                            help='"YYYY-MM-DD HH:MM" (UTC)')
+                            '(default); with --duration, the earliest start')
+        parser.add_argument('--end-date', metavar='<date>',
+                            help='"YYYY-MM-DD HH:MM" (UTC); with --duration, '
+                            'the latest end (optional there)')
+        parser.add_argument('--duration', metavar='<minutes>', type=int,
+                            help='A flexible SCHEDULE lease: the earliest '
+                            'window this long between the dates that fits, '
+                            'booked at once; the lease shows the dates '
+                            'chosen')
         _host_choice_args(parser)
         return parser
 
@@ -102,9 +108,13 @@ class CreateHostLease(command.ShowOne):
             'amount': parsed_args.amount,
             'lease_type': parsed_args.lease_type}
         reservation.update(_given(parsed_args, _HOST_CHOICES))
+        if parsed_args.duration is None and parsed_args.end_date is None:
+            raise exceptions.CommandError(
+                '--end-date is required (or --duration, for a flexible '
+                'lease)')
         lease = client.create_host_lease(
             parsed_args.name, parsed_args.start_date, parsed_args.end_date,
-            reservation)
+            reservation, duration=parsed_args.duration)
         shown = {k: lease[k] for k in ('id', 'name', 'status', 'start_date',
                                        'end_date') if k in lease}
         shown['reservations'] = [r['id'] for r in lease.get(

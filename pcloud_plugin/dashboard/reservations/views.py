@@ -87,7 +87,10 @@ class IndexView(views.HorizonTemplateView):
 
 
 class Create(actions.Action):
-    """Whole hosts of a host flavor into a pcloud, or N instance slots."""
+    """Whole hosts of a host flavor into a pcloud, or N instance slots;
+
+    with a duration, at the earliest window that long that fits.
+    """
 
     def act(self, request, client):
         form = request.POST
@@ -114,6 +117,17 @@ class Create(actions.Action):
         for field in ('vcpus', 'memory_mb', 'disk_gb'):
             if field in reservation:
                 reservation[field] = _number(reservation[field], field)
+        duration = form.get('duration', '').strip()
+        if duration:
+            # Flexible: the earliest window this long between the two.
+            lease = client.create_flexible_lease(
+                form.get('name', ''), _number(duration, 'duration'),
+                _start(form.get('start')),
+                _date(form['end']) if form.get('end', '').strip() else None,
+                [reservation])
+            return _('Created lease %(name)s from %(start)s to %(end)s.') % {
+                'name': lease['name'], 'start': lease['start_date'],
+                'end': lease['end_date']}
         lease = client.create_lease(
             form.get('name', ''), _start(form.get('start')),
             _date(form.get('end')), [reservation])

@@ -88,6 +88,8 @@ class Client(object):
             'create_pcloud': PCLOUD,
             'allocate_host': {'name': 'rack-b'},
             'create_lease': {'name': 'mine'},
+            'create_flexible_lease': {'name': 'mine', 'start_date': NOW,
+                                      'end_date': NOW},
         }
 
         def call(*args, **kwargs):
@@ -189,10 +191,14 @@ class PluginTest(base.TestCase):
             'kind': 'slots', 'name': 's', 'amount': '3', 'vcpus': '2',
             'memory_mb': '512', 'disk_gb': '0', 'affinity': 'false',
             'start': '2031-01-01T10:00', 'end': '2031-01-02T10:00'})
+        self._post(views.Create, {
+            'kind': 'slots', 'name': 'f', 'amount': '1', 'vcpus': '2',
+            'memory_mb': '512', 'disk_gb': '0', 'duration': '90',
+            'start': '2031-01-01T10:00', 'end': ''})
         self._post(views.Update, {'end': '2031-01-03T10:00', 'amount-r1': '4',
                                   'amount-r2': ''}, lease_id='l1')
-        made = [c for c in self.api.calls if c[0] in ('create_lease',
-                                                      'update_lease')]
+        made = [c for c in self.api.calls if c[0] in (
+            'create_lease', 'create_flexible_lease', 'update_lease')]
         self.assertEqual([
             ('create_lease', ('h', 'now', '2031-01-02 10:00', [{
                 'resource_type': 'pcloud:host', 'amount': 2,
@@ -202,6 +208,10 @@ class PluginTest(base.TestCase):
                 'resource_type': 'virtual:instance', 'amount': 3,
                 'vcpus': 2, 'memory_mb': 512, 'disk_gb': 0,
                 'resource_properties': '', 'affinity': 'false'}]), {}),
+            ('create_flexible_lease', ('f', 90, '2031-01-01 10:00', None, [{
+                'resource_type': 'virtual:instance', 'amount': 1,
+                'vcpus': 2, 'memory_mb': 512, 'disk_gb': 0,
+                'resource_properties': ''}]), {}),
             ('update_lease', ('l1', {'end_date': '2031-01-03 10:00',
                                      'reservations': [{'id': 'r1',
                                                        'amount': 4}]}), {})],

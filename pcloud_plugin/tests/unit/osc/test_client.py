@@ -82,6 +82,28 @@ class ClientTest(base.TestCase):
                       'resource_type': 'pcloud:host', 'pcloud_id': 'p',
                       'host_flavor': 'big', 'amount': 2}]})
 
+    def test_a_host_lease_with_a_duration_is_a_flexible_lease(self):
+        self.request.return_value = _response(201, {'lease': {'id': 'l'}})
+        self.client.create_host_lease(
+            'mine', 'now', None, {'pcloud_id': 'p', 'host_flavor': 'big',
+                                  'amount': 2}, duration=90)
+        self.request.assert_called_once_with(
+            '/leases', 'POST', raise_exc=False,
+            json={'name': 'mine', 'duration': 90, 'earliest_start': 'now',
+                  'events': [], 'reservations': [{
+                      'resource_type': 'pcloud:host', 'pcloud_id': 'p',
+                      'host_flavor': 'big', 'amount': 2}]})
+        self.request.reset_mock()
+        self.client.create_host_lease(
+            'mine', '2031-01-01 08:00', '2031-01-05 18:00',
+            {'pcloud_id': 'p', 'host_flavor': 'big', 'amount': 2},
+            duration=360)
+        body = self.request.call_args.kwargs['json']
+        self.assertEqual(('2031-01-01 08:00', '2031-01-05 18:00', 360),
+                         (body['earliest_start'], body['latest_end'],
+                          body['duration']))
+        self.assertNotIn('start_date', body)
+
     def test_unset_ratios_are_sent_as_null(self):
         self.request.return_value = _response(200, {'allocation_ratios': {}})
         self.client.set_allocation_ratios('p', ram=2.0, unset=('cpu', 'ram'))
