@@ -91,6 +91,15 @@ OPTS = [
                     'meets its own event in ERROR. A before-end event '
                     'holds back only an update that moves the lease\'s '
                     'dates. Longer than an update takes.'),
+    cfg.IntOpt('flexible_lease_searches',
+               default=10, min=1,
+               help='How many times blazar-api searches a flexible lease\'s '
+                    'window (POST /v1/leases with a duration): each time '
+                    'another lease took the window found before this one\'s '
+                    'claim, the creation is refused, nothing held, and the '
+                    'next window is searched. Past this many, the last '
+                    'refusal is the answer (409). As many as leases may '
+                    'race for the same windows.'),
     cfg.IntOpt('lease_transition_timeout',
                default=600, min=0,
                help='Seconds after which the reconciler puts back a lease '

@@ -117,9 +117,6 @@ def _lock_lease():
     return _busy(*wait)
 
 
-# A flexible lease's window is searched again at most this many times
-# after its creation is refused (another lease took the window first).
-FLEXIBLE_ATTEMPTS = 3
 _BLAZAR_DATE = '%Y-%m-%d %H:%M'
 
 
@@ -130,9 +127,9 @@ def _book_flexible():
     by Blazar's own view with those dates. The claim's compare-and-swap
     is what books it: when another lease took the window between the
     search and the claim, the creation is refused (409) and nothing is
-    held; searched again, a later window answers, up to
-    FLEXIBLE_ATTEMPTS times. A 409 whose window is still the earliest
-    is not about the window (a lease name taken): it is the answer.
+    held; searched again, a later window answers, up to [pcloud]
+    flexible_lease_searches times. A 409 whose window is still the
+    earliest is not about the window (Blazar's own): it is the answer.
     """
     wanted = flask.g.get('pcloud_flexible')
     if wanted is None:
@@ -140,7 +137,7 @@ def _book_flexible():
     blazar_utils.set_api_version_request()
     view = flask.current_app.view_functions[flask.request.endpoint]
     refused = None
-    for _attempt in range(FLEXIBLE_ATTEMPTS):
+    for _search in range(cfg.CONF.pcloud.flexible_lease_searches):
         now = timeutils.utcnow().replace(microsecond=0)
         try:
             with _context() as ctx:

@@ -57,6 +57,26 @@ class FlexibleLeaseTestCase(test_lease_guard.LeaseGuardTestCase):
 
 class InstanceTests(FlexibleLeaseTestCase):
 
+    def raced_by_a_fixed_lease(self):
+        """The windows searched, as a fixed lease takes every slot from
+
+        minute 30 to 90 right after the first search.
+        """
+        search = handlers.API.flexible_window
+        found = []
+
+        def racing(api, *args):
+            window = search(api, *args)
+            if not found:
+                self.create_lease(self.reservation(SLOTS), start=30,
+                                  end=90, name='fixed')
+            found.append(window)
+            return window
+
+        self.useFixture(fixtures.MockPatchObject(
+            handlers.API, 'flexible_window', racing))
+        return found
+
     def test_the_earliest_window_that_fits_is_booked_and_answered(self):
         # Every slot is taken from minute 60 to 180: an hour fits from
         # minute 30 only at 180, the end of what holds them.
@@ -94,19 +114,7 @@ class InstanceTests(FlexibleLeaseTestCase):
         # search found before the flexible lease's claim: its creation is
         # refused, nothing of it is held, and the next search books the
         # window after the other lease.
-        search = handlers.API.flexible_window
-        found = []
-
-        def racing(api, *args):
-            window = search(api, *args)
-            if not found:
-                self.create_lease(self.reservation(SLOTS), start=30,
-                                  end=90, name='fixed')
-            found.append(window)
-            return window
-
-        self.useFixture(fixtures.MockPatchObject(
-            handlers.API, 'flexible_window', racing))
+        found = self.raced_by_a_fixed_lease()
         response = self.post_flexible(
             self.reservation(1), earliest_start=self.minutes(30),
             latest_end=self.minutes(600))
@@ -132,6 +140,17 @@ class InstanceTests(FlexibleLeaseTestCase):
                  lease['id'])},
             {c for c in db_claims.list_consumers(self.context)
              if not c.startswith(db_claims.USAGE_PREFIX)})
+
+    def test_searches_stop_at_the_operators_bound(self):
+        self.conf.set_override('flexible_lease_searches', 1, group='pcloud')
+        found = self.raced_by_a_fixed_lease()
+        response = self.post_flexible(
+            self.reservation(1), earliest_start=self.minutes(30),
+            latest_end=self.minutes(600))
+        self.assert_refused(response, 409)
+        self.assertEqual([(self.at(30), self.at(90))], found)
+        self.assertEqual(['fixed'], [
+            lease['name'] for lease in blazar_db.lease_get_all()])
 
     def test_a_fixed_lease_on_a_window_a_flexible_one_took_is_409(self):
         response = self.post_flexible(self.reservation(SLOTS),

@@ -12,13 +12,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""A flexible lease in the sandbox (issue 36): one tenant's "every slot
+"""Flexible leases in the sandbox (issue 36): three bookings of "every
 
-of this host for an hour, the earliest you can" races another tenant's
-fixed booking of the same hour through blazar-api and blazar-manager.
-Exactly one holds the hour and boots into it; the other is refused
-(the fixed one) or booked for the hour after (the flexible one), whose
-boot is refused until then.
+slot of this host for an hour, the earliest you can", by two tenants,
+race a fixed booking of the hour from now through blazar-api and
+blazar-manager. Each hour is held by one lease, the hours in turn from
+now: the fixed one is refused if a flexible one took its hour first,
+and each flexible one that lost a window books the next. The first
+hour's lessee boots into it; the next hour's boot is refused until then.
 """
 
 import datetime
@@ -71,52 +72,54 @@ class FlexibleLease(test_capacity_truth._Capacity):
             self.addCleanup(fixture.delete_lease, client, answer['id'])
         return answer
 
-    def test_a_flexible_lease_racing_a_fixed_one_gets_the_next_hour(self):
+    def test_flexible_leases_racing_a_fixed_one_take_the_hours_in_turn(self):
         host, slots = self._whole_host_slots()
-        fixed_body = {'name': 'fixed-%s' % host, 'events': [],
-                      'start_date': 'now', 'end_date': _minute(hours=1),
-                      'reservations': [slots]}
-        flexible_body = {'name': 'flexible-%s' % host, 'events': [],
-                         'duration': 60, 'reservations': [slots]}
-        fixed, flexible = [], []
-        racers = [threading.Thread(target=self._post, args=args) for args in (
-            (self.demo, fixed_body, fixed),
-            (self.alt, flexible_body, flexible))]
-        for racer in racers:
-            racer.start()
-        for racer in racers:
-            racer.join()
-        fixed = self._leased(self.demo, fixed[0])
-        flexible = self._leased(self.alt, flexible[0])
-        self.assertIsInstance(flexible, dict, flexible)
-        start = _moment(flexible['start_date'])
-        self.assertEqual(HOUR, _moment(flexible['end_date']) - start)
-        if isinstance(fixed, dict):
-            # The fixed lease won the hour: the flexible one has the next,
-            # from the fixed one's end.
-            self.assertEqual(_moment(fixed['end_date']), start)
-            holder, holder_user = fixed, common.DEMO_USER
-            later, later_user = flexible, common.ALT_USER
-        else:
-            # The flexible one won: the fixed one is refused for capacity.
-            self.assertEqual(409, fixed.code, fixed)
-            self.assertLessEqual(start, datetime.datetime.utcnow()
-                                 + datetime.timedelta(minutes=1))
-            holder, holder_user = flexible, common.ALT_USER
-            # Booked again now, the same hour is the next one.
-            later, later_user = self._leased(self.demo, self.demo._request(
-                'POST', '/leases', dict(flexible_body, name='later-%s' % host,
-                                        earliest_start='now'))['lease']), \
-                common.DEMO_USER
-            self.assertEqual(_moment(flexible['end_date']),
-                             _moment(later['start_date']))
-        # The holder boots into its hour, on the host.
+        fixed_body = {'events': [], 'start_date': 'now',
+                      'end_date': _minute(hours=1), 'reservations': [slots]}
+        flexible_body = {'events': [], 'duration': 60,
+                         'reservations': [slots]}
+        racers = [(self.demo, common.DEMO_USER, fixed_body)] + [
+            (client, user, flexible_body) for client, user in (
+                (self.alt, common.ALT_USER), (self.demo, common.DEMO_USER),
+                (self.alt, common.ALT_USER))]
+        answers = [[] for _racer in racers]
+        threads = [threading.Thread(target=self._post, args=(
+            client, dict(body, name='race-%d-%s' % (n, host)), answers[n]))
+            for n, (client, _user, body) in enumerate(racers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        held, refused = [], 0
+        for (client, user, body), (answer,) in zip(racers, answers):
+            answer = self._leased(client, answer)
+            if body is fixed_body and not isinstance(answer, dict):
+                # A flexible one took the hour first.
+                self.assertEqual(409, answer.code, answer)
+                refused += 1
+                continue
+            self.assertIsInstance(answer, dict, answer)
+            start, end = (_moment(answer[k]) for k in ('start_date',
+                                                       'end_date'))
+            self.assertEqual(HOUR, end - start)
+            held.append((start, end, answer, user))
+        # Every slot of the host, each hour by one lease: the hours in
+        # turn, the first from now, none over another.
+        held.sort(key=lambda found: found[0])
+        self.assertEqual(len(racers) - refused, len(held))
+        self.assertLessEqual(held[0][0], datetime.datetime.utcnow()
+                             + datetime.timedelta(minutes=1))
+        for before, after in zip(held, held[1:]):
+            self.assertEqual(before[1], after[0], (before, after))
+        # The first hour's lessee boots into it, on the host; the next
+        # hour's cannot before it starts.
+        _start, _end, holder, holder_user = held[0]
         self._settled(holder, holder_user, 'ACTIVE')
         rid = fixture.reservation_of(self.sandbox, holder['id'])
         server = fixture.boot(self, self.cli, 'flexible-holder', rid,
                               holder_user)
         self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'])
-        # The next hour's lessee cannot boot into it before it starts.
+        _start, _end, later, later_user = held[1]
         self.assertEqual('PENDING', self.cli.json(
             'openstack', 'reservation', 'lease', 'show', later['id'],
             user=later_user)['status'])
