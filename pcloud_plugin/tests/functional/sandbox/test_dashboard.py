@@ -141,6 +141,33 @@ class Dashboard(test_capacity_truth._Capacity):
         self.assertIn('Error:', page.text())
         self.assertEqual([name], [lease['name'] for lease in
                                   self.demo.list_leases()])
+        # Asked for flexibly from the taken hour, on the Reservations
+        # page: booked for the next one, the dates said.
+        form = page.find('#create-lease')
+        page.driver.execute_script(
+            'arguments[0].value = arguments[1]',
+            form.find_element('css selector', 'input[name=start]'), first)
+        form.find_element('css selector', 'input[name=duration]').send_keys(
+            '60')
+        form.find_element('css selector', 'input[name=name]').send_keys(
+            name + '-flexible')
+        for select, value in (('host_flavor', flavor),
+                              ('pcloud_id', pcloud_id)):
+            form.find_element('css selector', 'select[name=%s] option'
+                              '[value="%s"]' % (select, value)).click()
+        form.find_element('css selector', 'button').click()
+        page.seen('booked flexibly')
+        self.assertIn('Created lease %s-flexible from' % name, page.text())
+        (flexible,) = [found for found in self.demo.list_leases()
+                       if found['name'] == name + '-flexible']
+        self.assertEqual(
+            (lease['end_date'][:16], _minutes(datetime.datetime.strptime(
+                lease['end_date'][:16], MINUTES)
+                + datetime.timedelta(hours=1))),
+            (flexible['start_date'][:16], flexible['end_date'][:16]))
+        # Gone again: the lease is extended into that hour next.
+        fixture.delete_lease(self.demo, flexible['id'])
+        page.open('/project/pcloud_reservations/')
 
         # Extended by an hour from the Reservations page.
         (row,) = self._row('leases', id=lease['id'])
