@@ -14,6 +14,7 @@
 """What the pcloud commands share."""
 
 import logging
+import re
 
 from cliff import columns
 from keystoneauth1 import exceptions as ks_exc
@@ -21,6 +22,25 @@ from osc_lib import exceptions
 from osc_lib import utils
 
 LOG = logging.getLogger(__name__)
+
+_DURATION = re.compile(r'^([0-9]+)([mhd]?)$')
+_MINUTES = {'': 1, 'm': 1, 'h': 60, 'd': 24 * 60}
+
+
+def minutes(text):
+    """Minutes of a duration: "90", "90m", "4h" or "2d"."""
+    found = _DURATION.match(text.strip().lower())
+    if not found:
+        raise exceptions.CommandError(
+            'A duration is minutes, or a number with m, h or d '
+            '(e.g. 90m, 4h, 2d), not %r.' % text)
+    return int(found.group(1)) * _MINUTES[found.group(2)]
+
+
+def given(parsed_args, fields):
+    """{field: value} of the fields given on the command line."""
+    return {field: getattr(parsed_args, field) for field in fields
+            if getattr(parsed_args, field) is not None}
 
 
 def client(cmd):

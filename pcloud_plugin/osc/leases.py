@@ -63,12 +63,6 @@ def _host_choice_args(parser, clearable=False):
                         'after the start date')
 
 
-def _given(parsed_args, fields):
-    """{field: value} of the fields given on the command line."""
-    return {field: getattr(parsed_args, field) for field in fields
-            if getattr(parsed_args, field) is not None}
-
-
 class CreateHostLease(command.ShowOne):
     """Lease whole hosts of a host flavor into a pcloud for a window."""
 
@@ -92,11 +86,12 @@ class CreateHostLease(command.ShowOne):
         parser.add_argument('--end-date', metavar='<date>',
                             help='"YYYY-MM-DD HH:MM" (UTC); with --duration, '
                             'the latest end (optional there)')
-        parser.add_argument('--duration', metavar='<minutes>', type=int,
+        parser.add_argument('--duration', metavar='<duration>',
+                            type=common.minutes,
                             help='A flexible SCHEDULE lease: the earliest '
-                            'window this long between the dates that fits, '
-                            'booked at once; the lease shows the dates '
-                            'chosen')
+                            'window this long (minutes, or e.g. 90m, 4h, '
+                            '2d) between the dates that fits, booked at '
+                            'once; the lease shows the dates chosen')
         _host_choice_args(parser)
         return parser
 
@@ -107,7 +102,7 @@ class CreateHostLease(command.ShowOne):
             'host_flavor': parsed_args.host_flavor,
             'amount': parsed_args.amount,
             'lease_type': parsed_args.lease_type}
-        reservation.update(_given(parsed_args, _HOST_CHOICES))
+        reservation.update(common.given(parsed_args, _HOST_CHOICES))
         if parsed_args.duration is None and parsed_args.end_date is None:
             raise exceptions.CommandError(
                 '--end-date is required (or --duration, for a flexible '
@@ -222,7 +217,7 @@ class SetHostLease(command.Command):
     def take_action(self, parsed_args):
         client = common.client(self)
         lease_id = client.find_lease(parsed_args.lease)
-        body = _given(parsed_args, ('name', 'start_date', 'end_date'))
+        body = common.given(parsed_args, ('name', 'start_date', 'end_date'))
         changes = self._reservation_changes(client, parsed_args)
         if changes:
             changes['id'] = _host_reservation(client.show_lease(lease_id),
@@ -237,8 +232,8 @@ class SetHostLease(command.Command):
         changes = {}
         if parsed_args.pcloud is not None:
             changes['pcloud_id'] = client.find_pcloud(parsed_args.pcloud)
-        changes.update(_given(parsed_args, ('host_flavor', 'amount',
-                                            'lease_type') + _HOST_CHOICES))
+        changes.update(common.given(parsed_args, (
+            'host_flavor', 'amount', 'lease_type') + _HOST_CHOICES))
         if parsed_args.no_availability_zone:
             changes['availability_zone'] = None
         if parsed_args.no_required_traits:

@@ -13,30 +13,10 @@
 #    under the License.
 """openstack pcloud offering list / allocation list."""
 
-import re
-
 from osc_lib.command import command
 from osc_lib import exceptions
 
 from pcloud_plugin.osc import common
-
-_DURATION = re.compile(r'^([0-9]+)([mhd]?)$')
-_MINUTES = {'': 1, 'm': 1, 'h': 60, 'd': 24 * 60}
-
-
-def minutes(text):
-    """Minutes of a duration: "90", "90m", "4h" or "2d"."""
-    found = _DURATION.match(text.strip().lower())
-    if not found:
-        raise exceptions.CommandError(
-            'A duration is minutes, or a number with m, h or d '
-            '(e.g. 90m, 4h, 2d), not %r.' % text)
-    return int(found.group(1)) * _MINUTES[found.group(2)]
-
-
-def _given(parsed_args, fields):
-    return {field: getattr(parsed_args, field) for field in fields
-            if getattr(parsed_args, field) is not None}
 
 
 class ListOffering(command.Lister):
@@ -52,7 +32,7 @@ class ListOffering(command.Lister):
         parser.add_argument('--amount', metavar='<n>', type=int, default=1,
                             help='Hosts or slots (default: 1)')
         parser.add_argument('--duration', metavar='<duration>',
-                            required=True, type=minutes,
+                            required=True, type=common.minutes,
                             help='Length of the window: minutes, or e.g. '
                             '90m, 4h, 2d')
         parser.add_argument('--start', metavar='<date>',
@@ -81,11 +61,11 @@ class ListOffering(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        params = _given(parsed_args, ('amount', 'duration', 'start',
-                                      'count'))
+        params = common.given(parsed_args, ('amount', 'duration', 'start',
+                                            'count'))
         if parsed_args.host_flavor is not None:
             kind = 'hosts'
-            params.update(_given(parsed_args, (
+            params.update(common.given(parsed_args, (
                 'host_flavor', 'availability_zone', 'required_traits')))
         elif parsed_args.vcpus is None or parsed_args.memory_mb is None:
             raise exceptions.CommandError(
@@ -93,7 +73,7 @@ class ListOffering(command.Lister):
                 '--memory-mb (instance slots).')
         else:
             kind = 'instances'
-            params.update(_given(parsed_args, (
+            params.update(common.given(parsed_args, (
                 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
                 'resource_properties')))
         found = common.client(self).list_offerings(kind, params)
@@ -122,7 +102,7 @@ class ListAllocation(command.Lister):
 
     def take_action(self, parsed_args):
         found = common.client(self).list_allocations(
-            _given(parsed_args, ('start', 'end', 'host')))
+            common.given(parsed_args, ('start', 'end', 'host')))
         rows = [(host['host'], held['type'], held['id'],
                  held.get('lease_id'), held['project_id'], held['start'],
                  held['end'])
