@@ -27,11 +27,10 @@ owning project learn, by a 403, that their role is not enough.
 import datetime
 import threading
 
+from blazar import exceptions as blazar_exc
 from oslo_log import log as logging
 from oslo_utils import strutils
 from oslo_utils import timeutils
-
-from blazar import exceptions as blazar_exc
 
 from pcloud_plugin.blazar.api import lease_guard
 from pcloud_plugin.blazar.api import policy
@@ -61,7 +60,6 @@ from pcloud_plugin.reservations import terms
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
-# Longest window an offering is asked for: a year, in minutes.
 
 _SERVICE = None
 _LOCK = threading.Lock()

@@ -48,7 +48,8 @@ _PLACEHOLDER = re.compile(r'<([a-z][a-z-]*)>')
 PCLOUD = 'mine'
 HOST_FLAVOR = 'c16'
 SERVERS = ('my-server', 'my-reserved-server')
-LEASES = ('my-hosts', 'my-spare-hosts', 'my-slots', 'my-fast-slot')
+LEASES = ('my-hosts', 'my-spare-hosts', 'my-flexible-hosts', 'my-slots',
+          'my-fast-slot')
 # The instance lease whose reservation <reservation-id> stands for.
 SLOTS_LEASE = 'my-slots'
 
