@@ -214,12 +214,28 @@ def delete_server(cli, server_id, user):
             raise
 
 
+def _nova_said(log, server_id):
+    """What Nova's log says of a boot that erred: the scheduler's last
+
+    lines about filters and candidates, then every warning or error
+    line (tracebacks' first lines) naming the server.
+    """
+    with open(log, errors='replace') as f:
+        lines = f.readlines()
+    scheduler = [line[-300:] for line in lines if 'Filter' in line
+                 or 'allocation_candidates' in line][-12:]
+    about = [line[:1500] for line in lines if server_id in line and (
+        ' WARNING ' in line or ' ERROR ' in line)][-12:]
+    return scheduler + about
+
+
 def boot(test, cli, name, flavor, user, *options):
     """Boot with the real client and wait until ACTIVE (deleted when the
 
     test ends); the server as ``openstack server show`` gives it. A boot
-    that errs fails the test with its fault and the scheduler's last
-    words about filters and candidates.
+    that errs fails the test with its fault, the scheduler's last
+    words about filters and candidates, and Nova's warnings and errors
+    about the server (a compute's reason for a failed build).
     """
     server = cli.json('openstack', 'server', 'create', '--flavor', flavor,
                       '--image', 'cirros', '--nic', 'none', *options, name,
@@ -229,10 +245,8 @@ def boot(test, cli, name, flavor, user, *options):
         'server %s' % name, ('openstack', 'server', 'show', server['id']),
         lambda found: found['status'] in ('ACTIVE', 'ERROR'))
     if found['status'] != 'ACTIVE':
-        with open(cli.sandbox.log('nova'), errors='replace') as f:
-            log = [line[-300:] for line in f if 'Filter' in line
-                   or 'allocation_candidates' in line][-12:]
-        test.fail('%s: %s\n%s' % (name, found.get('fault'), ''.join(log)))
+        test.fail('%s: %s\n%s' % (name, found.get('fault'), ''.join(
+            _nova_said(cli.sandbox.log('nova'), server['id']))))
     return found
 
 
