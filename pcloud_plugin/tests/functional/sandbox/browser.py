@@ -92,6 +92,10 @@ class Browser(fixtures.Fixture):
         """Sign in as ``user`` (of the sandbox), signed out first."""
         self.driver.delete_all_cookies()
         self.open('/auth/login/')
+        # Once, a rehearsal's page had no form here (its HTML went with
+        # the run): tried again, and what showed instead said if not.
+        self.wait('the login form', lambda: self.find_all('#id_username'),
+                  reload=True)
         self.find('#id_username').send_keys(user)
         self.find('#id_password').send_keys(common.PASSWORD)
         self.find('#loginBtn, button[type=submit]').click()
@@ -121,8 +125,9 @@ class Browser(fixtures.Fixture):
                 pass
             if time.monotonic() > deadline:
                 self.seen('timeout')
-                self.test.fail('the dashboard did not show %s within %ds'
-                               % (what, timeout))
+                self.test.fail('the dashboard did not show %s within %ds; '
+                               'it showed: %s' % (what, timeout,
+                                                  self.text()[:1000]))
             time.sleep(1)
             if reload:
                 self.driver.refresh()
