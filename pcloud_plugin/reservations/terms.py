@@ -22,6 +22,8 @@ from pcloud_plugin import exception
 # lease is rather than what it holds; honoured where a request enters
 # (api.lease_guard: this cloud's region or a 400), stored nowhere.
 REGION = 'region'
+# How Blazar writes and reads a lease's dates, to the minute (UTC).
+LEASE_DATE = '%Y-%m-%d %H:%M'
 
 
 def lease_window(start, end):
@@ -49,7 +51,7 @@ def moment(text, field):
     except ValueError:
         try:
             # Also "2031-01-01 9:00", which parse_isotime refuses.
-            found = timeutils.parse_strtime(text, '%Y-%m-%d %H:%M')
+            found = timeutils.parse_strtime(text, LEASE_DATE)
         except ValueError:
             raise _invalid(field, 'a date like "2031-01-01 12:00" or '
                            'ISO 8601, got %r' % text)

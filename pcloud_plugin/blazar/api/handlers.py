@@ -536,9 +536,9 @@ class API(object):
                 found = offerings.host_offerings(
                     admin, db_snapshots.load_forest(admin), pools, params,
                     duration, earliest, 1, latest_start)
+        except exception.SchemaViolation:
+            raise
         except (blazar_exc.BlazarException, exception.Invalid) as e:
-            if isinstance(e, exception.SchemaViolation):
-                raise
             LOG.debug('Flexible lease: terms left to admission: %s', e)
             start = offerings.ceil_minute(earliest)
             return start, start + duration

@@ -45,6 +45,7 @@ from pcloud_plugin.blazar.api import lease_lock
 from pcloud_plugin.blazar.api import schemas
 from pcloud_plugin.blazar import errors  # noqa: blazar-api learns our codes
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import terms
 
 LOG = logging.getLogger(__name__)
 
@@ -117,9 +118,6 @@ def _lock_lease():
     return _busy(*wait)
 
 
-_BLAZAR_DATE = '%Y-%m-%d %H:%M'
-
-
 def _book_flexible():
     """Before Blazar's POST /v1/leases of a flexible lease
 
@@ -150,7 +148,7 @@ def _book_flexible():
             break
         body = copy.deepcopy(wanted.body)
         body['start_date'], body['end_date'] = (
-            moment.strftime(_BLAZAR_DATE) for moment in window)
+            moment.strftime(terms.LEASE_DATE) for moment in window)
         flask.request.parsed_data = body
         response = flask.make_response(view(**flask.request.view_args))
         if response.status_code != 409:
