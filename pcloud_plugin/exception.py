@@ -148,6 +148,22 @@ class ResourceProviderInUse(Conflict):
                'be removed.')
 
 
+class MaintenanceNotFound(NotFound):
+    msg_fmt = 'Maintenance %(maintenance)s not found.'
+
+
+class MaintenanceRefused(Conflict):
+    """Bookings hold the hosts in the window and cannot move; the
+
+    operator did not accept leaving them there.
+    """
+    msg_fmt = ('Maintenance of %(hosts)s from %(start)s to %(end)s refused: '
+               'these reservations hold them then and cannot move: '
+               '%(unmovable)s. Send it again with accept_unmovable to '
+               'book it anyway (they stay, and are healed or degraded '
+               'when it starts).')
+
+
 class NoWindowFits(Conflict):
     """No window of a flexible lease's duration fits in its bounds."""
     msg_fmt = ('No window of %(minutes)d minutes from %(earliest)s '

@@ -38,6 +38,7 @@ from pcloud_plugin import context as context_mod
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
+from pcloud_plugin.reservations import maintenance
 from pcloud_plugin.reservations import registry
 
 LOG = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ class LedgerHostsPlugin(base.BasePlugin):
              lambda: CONF.pcloud.placement_mirror_interval),
             (lambda: self.save_usage(),
              lambda: CONF.ledger.usage_snapshot_interval),
+            (lambda: self.run_maintenances(),
+             lambda: CONF.pcloud.healing_interval),
             healer=self.heal, on_start=self.listen)
         self._novaclient = None
 
@@ -131,6 +134,14 @@ class LedgerHostsPlugin(base.BasePlugin):
         """
         nova_events.listen(self.mirror, self.novaclient, self.monitor.heal,
                            registry.follow_instance)
+
+    def run_maintenances(self):
+        """Start and end operators' maintenance windows when due
+
+        (reservations.maintenance; both plugins run it, one wins each).
+        """
+        maintenance.run_due(context_mod.get_admin_context(),
+                            self.novaclient())
 
     def mirror_placement(self):
         """One pass of the Placement mirror, every

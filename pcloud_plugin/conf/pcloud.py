@@ -171,9 +171,11 @@ OPTS = [
                     'again on free capacity in their window (those not '
                     'started yet, and started ones whose instances do not '
                     'run there); those that cannot be are flagged '
-                    'degraded (missing_resources) and notified. 0 turns '
-                    'healing off. Blazar\'s own healing timer is not '
-                    'used: its interval is in minutes.'),
+                    'degraded (missing_resources) and notified. '
+                    'Operators\' maintenance windows start and end at '
+                    'the same passes. 0 turns both off. Blazar\'s own '
+                    'healing timer is not used: its interval is in '
+                    'minutes.'),
     cfg.StrOpt('blazar_freepool_name',
                default='freepool',
                help='The aggregate where Blazar\'s physical:host plugin '

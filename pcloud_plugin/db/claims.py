@@ -110,10 +110,11 @@ def write_claims(session, consumer_id, window, rows, providers, held=()):
         session.execute(_ALLOC.delete().where(
             _ALLOC.c.consumer_id == consumer_id))
     now = timeutils.utcnow()
-    session.execute(_ALLOC.insert(), [
-        dict(row, consumer_id=consumer_id, created_at=now,
-             start_time=window.start, end_time=window.stored_end)
-        for row in rows])
+    if rows:
+        session.execute(_ALLOC.insert(), [
+            dict(row, consumer_id=consumer_id, created_at=now,
+                 start_time=window.start, end_time=window.stored_end)
+            for row in rows])
     swapped = {}
     for provider in list(held) + list(providers):
         # The first read of a provider is the one before every check.
@@ -215,6 +216,28 @@ def _read_for_check(session, consumer_id, window, providers, class_ids):
         return window_mod.max_in_sweep(existing[uuid, rc], window.start,
                                        window.stored_end)
     return inventories, peak
+
+
+def free_rows(session, consumer_id, window, providers):
+    """Allocation rows of what of each provider's capacity no consumer
+
+    but ``consumer_id`` claims at any moment of ``window``, where that is
+    more than nothing; ``providers``: their rows ({uuid: row}).
+    """
+    ids = [p['id'] for p in providers.values()]
+    class_ids = dict(session.execute(
+        sa.select(_RC.c.name, _RC.c.id).where(_RC.c.id.in_(
+            sa.select(_INV.c.resource_class_id).where(
+                _INV.c.resource_provider_id.in_(ids))))).all())
+    inventories, peak = _read_for_check(session, consumer_id, window,
+                                        providers, class_ids)
+    rows = []
+    for (uuid, rc), inventory in sorted(inventories.items()):
+        left = inventory.capacity - peak(uuid, rc)[0]
+        if left > 0:
+            rows.append(dict(resource_provider_id=providers[uuid]['id'],
+                             resource_class_id=class_ids[rc], used=left))
+    return rows
 
 
 def _window(start, end):

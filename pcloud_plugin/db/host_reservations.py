@@ -311,6 +311,26 @@ def claim_hosts(session, consumer_id, roots, start=None, end=None,
     return window
 
 
+@db_api.writer_with_cas_retry
+def hold_free(session, consumer_id, roots, start, end):
+    """Claim for [start, end) what no other consumer claims then on the
+
+    trees of ``roots`` (each whole where nothing else is), replacing the
+    consumer's hold if it has one: nothing new can be booked there. An
+    other consumer's claim keeps what it has. Returns the window.
+    """
+    window = window_mod.Window.of(start, end)
+    held = db_claims.take_consumer(session, consumer_id, window,
+                                   replace=True)
+    _roots, trees = _tree_rows(session, sorted(set(roots)))
+    providers = {row['uuid']: row for tree in trees.values() for row in tree}
+    db_claims.write_claims(
+        session, consumer_id, window,
+        db_claims.free_rows(session, consumer_id, window, providers),
+        list(providers.values()), held)
+    return window
+
+
 @db_api.retry_on_deadlock
 def busy_intervals(context, roots, not_before, before=None,
                    exclude_consumer=None, exclude_prefix=None):
@@ -341,6 +361,22 @@ def busy_intervals(context, roots, not_before, before=None,
     for intervals in busy.values():
         intervals.sort()
     return busy
+
+
+@db_api.retry_on_deadlock
+def consumers_on(context, roots, start, end, exclude_prefix=None):
+    """{consumer: set of roots} of the claims on the trees of ``roots``
+
+    that overlap [start, end), but those of consumers whose id starts
+    with ``exclude_prefix``.
+    """
+    found = collections.defaultdict(set)
+    query = _claims_on_trees(roots, start, exclude_prefix).where(
+        _ALLOC.c.start_time < end)
+    with db_api.reader(context) as session:
+        for root, consumer, _start, _end in session.execute(query):
+            found[consumer].add(root)
+    return dict(found)
 
 
 def _claims_on_trees(roots, not_before, exclude_prefix=None):

@@ -388,3 +388,28 @@ class MirrorPass(BASE):
 
     mirror = sa.Column(sa.String(32), primary_key=True)
     finished_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class Maintenance(BASE, models.TimestampMixin):
+    """An operator's maintenance window on hosts (reservations.maintenance).
+
+    Its ledger claim (what is free on the hosts' trees in the window) has
+    the maintenance id as consumer, so nothing new is booked there.
+    """
+    __tablename__ = 'pcloud_maintenances'
+    __table_args__ = (
+        sa.Index('pcloud_maintenances_state_idx', 'state'),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    # JSON: [{'host_uuid', 'host_name', 'service_host', 'disabled'}]; the
+    # hosts' root providers, names, Nova service hosts, and whether the
+    # maintenance disabled the service (to enable it again at the end).
+    hosts = sa.Column(sa.Text, nullable=False)
+    start_time = sa.Column(sa.DateTime, nullable=False)
+    end_time = sa.Column(sa.DateTime, nullable=False)
+    reason = sa.Column(sa.String(255), nullable=True)
+    # SCHEDULED, ACTIVE (its hosts disabled) or DONE.
+    state = sa.Column(sa.String(16), nullable=False)
+    # JSON: what it moved and what it could not, as answered at booking.
+    report = sa.Column(sa.Text, nullable=False)

@@ -88,6 +88,7 @@ HOST_RELEASED = 'pcloud.pcloud_host.released'
 RECONCILED = 'pcloud.reconcile'
 PROVIDER_GONE = 'pcloud.placement.provider_gone'
 DEGRADED = 'pcloud.healing.degraded'
+MOVED = 'pcloud.maintenance.moved'
 REPAIRED = 'pcloud.ledger.repaired'
 
 
@@ -224,6 +225,24 @@ class UsageNotifier:
             'end': usage_records.moment(row['end_time']),
             'hosts': sorted(hosts),
             'why': why, 'at': timeutils.utcnow().isoformat()})
+
+    def reservation_moved(self, resource_type, row, maintenance_id, start,
+                          end, reason=None):
+        """A reservation that had not started (either plugin's record,
+
+        before the move) was placed again, in its own window, off hosts
+        an operator's maintenance takes from ``start`` to ``end``.
+        """
+        self._send(self._ctx(row['project_id']), MOVED, {
+            'resource_type': resource_type,
+            'reservation_id': row['reservation_id'],
+            'lease_id': row['lease_id'], 'project_id': row['project_id'],
+            'start': usage_records.moment(row['start_time']),
+            'end': usage_records.moment(row['end_time']),
+            'maintenance_id': maintenance_id,
+            'maintenance_start': usage_records.moment(start),
+            'maintenance_end': usage_records.moment(end),
+            'why': reason, 'at': timeutils.utcnow().isoformat()})
 
 
 class HostUsageNotifier(UsageNotifier):

@@ -23,6 +23,7 @@ from pcloud_plugin.policies import base
 from pcloud_plugin.policies import boot_checks
 from pcloud_plugin.policies import host_flavors
 from pcloud_plugin.policies import leases
+from pcloud_plugin.policies import maintenances
 from pcloud_plugin.policies import offerings
 from pcloud_plugin.policies import pclouds
 
@@ -35,4 +36,5 @@ def list_rules():
                                 availability.list_rules(),
                                 allocations.list_rules(),
                                 leases.list_rules(),
+                                maintenances.list_rules(),
                                 boot_checks.list_rules()))

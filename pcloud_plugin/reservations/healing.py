@@ -44,6 +44,7 @@ shows is read and marked through the plugin's ``lease_flags``
 """
 
 import collections
+import re
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -77,17 +78,48 @@ def _now():
     return timeutils.utcnow().replace(microsecond=0)
 
 
+# The reason a maintenance (reservations.maintenance) gives Nova when it
+# disables a compute service: until when, so that a reservation that
+# starts after it is not moved.
+_MAINTENANCE = 'pcloud maintenance %s until %s'
+_MAINTENANCE_RE = re.compile(r'^pcloud maintenance (\S+) until (\S+)')
+
+
+def maintenance_reason(maintenance_id, end, reason=None):
+    """The disabled_reason of a service a maintenance disabled."""
+    text = _MAINTENANCE % (maintenance_id, end.isoformat())
+    # Nova takes 255 characters at most.
+    return ('%s (%s)' % (text, reason) if reason else text)[:255]
+
+
+def maintenance_of(reason):
+    """(maintenance id, end) of a disabled_reason maintenance_reason
+
+    made, or None.
+    """
+    found = _MAINTENANCE_RE.match(reason or '')
+    if found is None:
+        return None
+    try:
+        return found.group(1), timeutils.parse_isotime(
+            found.group(2)).replace(tzinfo=None)
+    except ValueError:
+        return None
+
+
 class Failures:
     """The computes that failed, from one read of Nova's os-services.
 
     ``nova``: a python-novaclient Client (2.53 or later). Compute node
     providers (named after hypervisors) are matched to their service host
-    through the hypervisors list, read only when something failed.
+    through the hypervisors list, read only when something failed. A
+    compute a maintenance disabled has failed until the maintenance ends.
     """
 
     def __init__(self, nova):
         self._nova = nova
         self.services = {}
+        self._until = {}
         for service in nova.services.list(binary='nova-compute'):
             if service.state == 'down' or getattr(service, 'forced_down',
                                                   False):
@@ -97,10 +129,16 @@ class Failures:
                 self.services[service.host] = (
                     'its nova-compute is disabled' +
                     (' (%s)' % reason if reason else ''))
+                maintenance = maintenance_of(reason)
+                if maintenance is not None:
+                    self._until[service.host] = maintenance[1]
         self._nodes = None
 
-    def why(self, host_uuid, host_name, service_host=None):
-        """Why a host (compute node provider) failed, or None."""
+    def why(self, host_uuid, host_name, service_host=None, from_=None):
+        """Why a host (compute node provider) failed, or None; for a
+
+        reservation starting at ``from_`` if given.
+        """
         if not self.services:
             return None
         if service_host is None:
@@ -109,6 +147,9 @@ class Failures:
                     str(hv.id): (getattr(hv, 'service', None) or {}).get(
                         'host') for hv in self._nova.hypervisors.list()}
             service_host = self._nodes.get(host_uuid) or host_name
+        until = self._until.get(service_host)
+        if until is not None and from_ is not None and from_ >= until:
+            return None
         return self.services.get(service_host)
 
 
@@ -192,7 +233,8 @@ def heal_instances(plugin):
         if row['state'] == res_db.ENDING:
             continue
         bad = {s['host_uuid']: why for s in row['slots']
-               for why in [failures.why(s['host_uuid'], s['host_name'])]
+               for why in [failures.why(s['host_uuid'], s['host_name'],
+                                        from_=row['start_time'])]
                if why}
         if not bad or not plugin.lease_flags.settled(row['lease_id']):
             continue
@@ -207,7 +249,8 @@ def heal_instances(plugin):
             row = res_db.get(ctx, rid)
         except res_db.ReservationNotFound:
             return None
-        return not any(failures.why(s['host_uuid'], s['host_name'])
+        return not any(failures.why(s['host_uuid'], s['host_name'],
+                                    from_=row['start_time'])
                        for s in row['slots'])
 
     restore(plugin, whole, flags)
@@ -287,18 +330,12 @@ def _move_slots(plugin, row, movable, avoid):
         kept, where)
     slots = slots_mod.grown(staying, plan)
 
-    def undo():
-        db_claims.change_claim(ctx, rid, amounts=held['amounts'],
-                               start=held['start'], end=held['end'],
-                               unit=slots_mod.per_slot(row))
-        res_db.update(ctx, rid, slots=row['slots'])
-
     if not active:
         try:
             plugin.promises().sync(set(held['amounts']) | set(
                 plan.amounts))
         except Exception:
-            undo()
+            put_slots_back(plugin, row, held, sync=False)
             raise
         res_db.update(ctx, rid, slots=slots)
         return
@@ -308,12 +345,29 @@ def _move_slots(plugin, row, movable, avoid):
     except Exception as e:
         LOG.exception('Could not move reservation %s in Nova or '
                       'Placement; undoing it', rid)
-        undo()
+        put_slots_back(plugin, row, held, sync=False)
         plugin._shrink_back(row, slots)
         raise exception.CapacityRefused('Nova or Placement failed: %s' % e)
     _leave_hosts(plugin, row, movable)
     plugin.promises().sync(set(held['amounts']))
     plugin._notify_change(row, held, start)
+
+
+def put_slots_back(plugin, row, held, sync=True):
+    """Undo a move of a reservation (its ``row`` and claims ``held``
+
+    before it): its claim and slots as they were; with ``sync``, its
+    promises follow.
+    """
+    ctx = plugin._ctx()
+    rid = row['reservation_id']
+    moved_to = set(db_claims.get_claims(ctx, rid)['amounts'])
+    db_claims.change_claim(ctx, rid, amounts=held['amounts'],
+                           start=held['start'], end=held['end'],
+                           unit=slots_mod.per_slot(row))
+    res_db.update(ctx, rid, slots=row['slots'])
+    if sync:
+        plugin.promises().sync(moved_to | set(held['amounts']))
 
 
 def _leave_hosts(plugin, row, hosts):
@@ -353,7 +407,8 @@ def heal_hosts(plugin):
             ending_after=_now()):
         bad = {h['host_uuid']: why for h in row['hosts']
                for why in [failures.why(h['host_uuid'], h['host_name'],
-                                        h['service_host'])] if why}
+                                        h['service_host'],
+                                        from_=row['start_time'])] if why}
         if (bad or not all(h['joined'] for h in row['hosts'])) and \
                 not plugin.lease_flags.settled(row['lease_id']):
             continue
@@ -377,7 +432,8 @@ def heal_hosts(plugin):
         if row['state'] not in (host_db.INACTIVE, host_db.ACTIVE):
             return None  # waiting (BEST-EFFORT) has the flag too
         return not any(failures.why(h['host_uuid'], h['host_name'],
-                                    h['service_host'])
+                                    h['service_host'],
+                                    from_=row['start_time'])
                        for h in row['hosts']) and (
             row['state'] == host_db.INACTIVE or
             all(h['joined'] for h in row['hosts']))

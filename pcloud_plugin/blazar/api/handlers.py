@@ -41,6 +41,7 @@ from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
 from pcloud_plugin import context as pcloud_context
+from pcloud_plugin.db import maintenances as maint_db
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import snapshots as db_snapshots
 from pcloud_plugin import exception
@@ -54,6 +55,7 @@ from pcloud_plugin.reservations import host_properties
 from pcloud_plugin.reservations import host_requests
 from pcloud_plugin.reservations import instance_claims
 from pcloud_plugin.reservations import lease_states
+from pcloud_plugin.reservations import maintenance
 from pcloud_plugin.reservations import offerings
 from pcloud_plugin.reservations import slots as slots_mod
 from pcloud_plugin.reservations import terms
@@ -157,6 +159,15 @@ def _timeline(query):
     return start, hours
 
 
+def _maintenance(found):
+    """A maintenance as the API shows it."""
+    return {'id': found['id'], 'state': found['state'],
+            'hosts': [h['host_name'] for h in found['hosts']],
+            'start_date': found['start_time'], 'end_date': found['end_time'],
+            'reason': found['reason'], 'moved': found['report']['moved'],
+            'unmovable': found['report']['unmovable']}
+
+
 def _offerings(found):
     windows, searched_until = found
     return {'offerings': windows, 'searched_until': searched_until}
@@ -166,6 +177,7 @@ class API(object):
 
     def __init__(self, service=None):
         self._service = service
+        self._plugins = None
 
     @property
     def service(self):
@@ -570,6 +582,63 @@ class API(object):
         return allocations.host_allocations(
             pcloud_context.get_admin_context(), self._aggregates(), start,
             end, host=query.get('host'))
+
+    # Maintenance windows (operators).
+
+    def _maintenance_plugins(self):
+        """The two plugins' objects, as the manager has them, for the
+
+        moves a maintenance makes (reservations.maintenance).
+        """
+        # Here, not at the top: as flexible_window's import.
+        from pcloud_plugin.blazar import host_plugin
+        from pcloud_plugin.blazar import instance_plugin
+        with _LOCK:
+            if self._plugins is None:
+                self._plugins = {
+                    instance_plugin.RESOURCE_TYPE:
+                        instance_plugin.VirtualInstancePlugin(),
+                    host_plugin.RESOURCE_TYPE:
+                        host_plugin.PcloudHostPlugin()}
+        return self._plugins
+
+    def create_maintenance(self, ctx, body):
+        """Book a maintenance window (reservations.maintenance.book)."""
+        policy.authorize(ctx, 'pcloud:maintenance:create', _own(ctx))
+        now = timeutils.utcnow().replace(microsecond=0)
+        start = max(terms.moment(body['start_date'], 'start_date')
+                    if body['start_date'] != 'now' else now, now)
+        end = terms.moment(body['end_date'], 'end_date')
+        if end <= start:
+            raise _invalid('end_date', 'must be after start_date (%s)'
+                           % start)
+        return _maintenance(maintenance.book(
+            pcloud_context.get_admin_context(), self._maintenance_plugins(),
+            resources.NovaObjects(self.service.nova), body['hosts'], start,
+            end, reason=body.get('reason'),
+            accept_unmovable=body.get('accept_unmovable', False)))
+
+    def list_maintenances(self, ctx):
+        policy.authorize(ctx, 'pcloud:maintenance:list', _own(ctx))
+        return [_maintenance(found) for found in maint_db.list_all(
+            pcloud_context.get_admin_context())]
+
+    def show_maintenance(self, ctx, maintenance_id):
+        policy.authorize(ctx, 'pcloud:maintenance:get', _own(ctx))
+        return _maintenance(maint_db.get(
+            pcloud_context.get_admin_context(), maintenance_id))
+
+    def delete_maintenance(self, ctx, maintenance_id):
+        """Cancel one not started, end one under way: its hosts given
+
+        back at once. One done already is forgotten.
+        """
+        policy.authorize(ctx, 'pcloud:maintenance:delete', _own(ctx))
+        admin = pcloud_context.get_admin_context()
+        found = maint_db.get(admin, maintenance_id)
+        if found['state'] != maint_db.DONE:
+            maintenance.finish(admin, self.service.nova, found)
+        maint_db.delete(admin, maintenance_id)
 
     # Leases as seeds/001 names their states.
 

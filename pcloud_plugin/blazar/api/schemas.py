@@ -69,6 +69,16 @@ ALLOCATION_RATIOS = dict(
             ram_allocation_ratio=RATIO_OR_NULL),
     minProperties=1)
 
+# A maintenance window on compute hosts (operators).
+MOMENT = {'type': 'string', 'minLength': 1, 'maxLength': 64}
+MAINTENANCE_CREATE = _object(
+    ('hosts', 'start_date', 'end_date'),
+    hosts={'type': 'array', 'items': HOSTNAME, 'minItems': 1,
+           'maxItems': 1000, 'uniqueItems': True},
+    start_date=MOMENT, end_date=MOMENT,
+    reason=dict(TEXT, pattern=STORABLE),
+    accept_unmovable={'type': 'boolean'})
+
 # Queries: every value is a string, as it came in the URL.
 
 NO_QUERY = _object()

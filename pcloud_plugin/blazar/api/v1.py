@@ -358,6 +358,32 @@ def _view(func, status, body_schema, query_schema):
     return view
 
 
+# Maintenance windows on compute hosts (cloud admins).
+
+MAINTENANCES = '/pcloud-maintenances'
+MAINTENANCE = MAINTENANCES + '/<maintenance_id>'
+
+
+@route('GET', MAINTENANCES)
+def maintenances_list(ctx, query):
+    return {'maintenances': _api.list_maintenances(ctx)}
+
+
+@route('POST', MAINTENANCES, 201, body=schemas.MAINTENANCE_CREATE)
+def maintenances_create(ctx, query, body):
+    return {'maintenance': _api.create_maintenance(ctx, body)}
+
+
+@route('GET', MAINTENANCE)
+def maintenances_show(ctx, query, maintenance_id):
+    return {'maintenance': _api.show_maintenance(ctx, maintenance_id)}
+
+
+@route('DELETE', MAINTENANCE, 204)
+def maintenances_delete(ctx, query, maintenance_id):
+    _api.delete_maintenance(ctx, maintenance_id)
+
+
 # Host flavors and their pools (cloud admins; anyone may read flavors).
 
 HOST_FLAVORS = '/pcloud-host-flavors'

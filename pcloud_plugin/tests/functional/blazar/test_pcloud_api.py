@@ -712,7 +712,8 @@ _CONTENT_TYPES = st.sampled_from([
     'application/json-patch+json', 'multipart/form-data; boundary=x'])
 _FIELDS = ('id', 'description', 'units', 'host', 'name', 'flavor_id',
            'availability_zone', 'state', 'tenant_id',
-           'cpu_allocation_ratio', 'ram_allocation_ratio')
+           'cpu_allocation_ratio', 'ram_allocation_ratio', 'hosts',
+           'start_date', 'end_date', 'reason', 'accept_unmovable')
 _QUERY_KEYS = ('project_id', 'state', 'limit', 'marker', 'all_projects',
                'amount', 'duration', 'start', 'end', 'count', 'host',
                'vcpus', 'memory_mb', 'affinity', 'resource_properties',
@@ -756,10 +757,11 @@ class FuzzTest(APITestCase):
         self.allocate(pcloud)
         known = {'flavor_id': ['big'], 'host': ['cn1', 'cn4'],
                  'pcloud_id': [pcloud], 'name': ['h1', 'h2'],
-                 'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease']}
+                 'tenant_id': [ALICE, BOB], 'lease_id': ['no-lease'],
+                 'maintenance_id': ['no-maintenance']}
         routes = [(method, rule, body is not None)
                   for method, rule, _, _, body, _ in v1._routes]
-        self.assertEqual(32, len(routes))
+        self.assertEqual(36, len(routes))
         for method, rule, takes_body in routes:
             self._fuzz(method, rule, takes_body, known)
 
