@@ -29,6 +29,7 @@ AVAILABILITY = 'pcloud-availability'
 ALLOCATIONS = 'pcloud-allocations'
 LEASE_STATES = 'pcloud-leases'
 HINTS = 'pcloud-hints'
+MAINTENANCES = 'pcloud-maintenances'
 BOOT_CHECK = 'pcloud-boot-check'
 HOST_RESOURCE_TYPE = 'pcloud:host'
 
@@ -201,6 +202,33 @@ class Client(object):
                 body['%s_allocation_ratio' % name] = None
         return self._request('PUT', _path(PCLOUDS, pcloud_id, RATIOS),
                              body)['allocation_ratios']
+
+    # Maintenance windows on compute hosts (cloud admins).
+
+    def create_maintenance(self, hosts, start, end, reason=None,
+                           accept_unmovable=False):
+        """Book one: the reservations holding ``hosts`` then move off;
+
+        a 409 (PcloudError) lists those that cannot, unless
+        ``accept_unmovable``.
+        """
+        body = {'hosts': list(hosts), 'start_date': start, 'end_date': end}
+        if reason is not None:
+            body['reason'] = reason
+        if accept_unmovable:
+            body['accept_unmovable'] = True
+        return self._request('POST', _path(MAINTENANCES), body)[
+            'maintenance']
+
+    def list_maintenances(self):
+        return self._request('GET', _path(MAINTENANCES))['maintenances']
+
+    def show_maintenance(self, maintenance_id):
+        return self._request('GET', _path(MAINTENANCES, maintenance_id))[
+            'maintenance']
+
+    def delete_maintenance(self, maintenance_id):
+        self._request('DELETE', _path(MAINTENANCES, maintenance_id))
 
     # Whole-host leases: Blazar's own lease API, resource_type pcloud:host.
 
