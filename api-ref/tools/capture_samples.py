@@ -169,6 +169,56 @@ def allocations(admin, demo, pcloud, host):
                % (FLAVOR, host), 204)
 
 
+def maintenances(admin, demo, computes):
+    """A maintenance window on the compute that holds a demo slot (the
+
+    slot moves off it), and one refused on another of ``computes`` (their
+    names), which a pinned slot needs, then booked accepting that; all
+    undone after.
+    """
+    slot = {'resource_type': 'virtual:instance', 'amount': 1, 'vcpus': 1,
+            'memory_mb': 512, 'disk_gb': 1, 'affinity': None,
+            'resource_properties': ''}
+    leases = [demo.call('POST', '/leases', 201, body={
+        'name': 'my-slot', 'start_date': _in(1), 'end_date': _in(2),
+        'events': [], 'reservations': [slot]})['lease']]
+    rid = leases[0]['reservations'][0]['id']
+    held = admin.call('GET', '/pcloud-allocations?' + parse.urlencode(
+        {'start': _in(0), 'end': _in(3)}), 200)['allocations']
+    (host,) = [h['host'] for h in held
+               for a in h['allocations'] if a['id'] == rid]
+    # One that cannot move: pinned to another compute.
+    other = [c for c in computes if c != host][0]
+    leases.append(demo.call('POST', '/leases', 201, body={
+        'name': 'my-pinned-slot', 'start_date': _in(1),
+        'end_date': _in(2), 'events': [], 'reservations': [dict(
+            slot, resource_properties=json.dumps(
+                ['=', '$hypervisor_hostname', other]))]})['lease'])
+    admin.call('POST', '/pcloud-maintenances', 409,
+               sample='maintenance-create-refused',
+               body={'hosts': [other], 'start_date': _in(1),
+                     'end_date': _in(3)})
+    # Booked all the same: the pinned slot stays.
+    accepted = admin.call('POST', '/pcloud-maintenances', 201,
+                          body={'hosts': [other], 'start_date': _in(1),
+                                'end_date': _in(3),
+                                'accept_unmovable': True})['maintenance']
+    maintenance = admin.call('POST', '/pcloud-maintenances', 201,
+                             sample='maintenance-create',
+                             body={'hosts': [host], 'start_date': _in(1),
+                                   'end_date': _in(3),
+                                   'reason': 'firmware upgrade',
+                                   'accept_unmovable': False})['maintenance']
+    admin.call('GET', '/pcloud-maintenances', 200,
+               sample='maintenances-list')
+    admin.call('GET', '/pcloud-maintenances/%s' % maintenance['id'], 200,
+               sample='maintenance-show')
+    for found in (maintenance, accepted):
+        admin.call('DELETE', '/pcloud-maintenances/%s' % found['id'], 204)
+    for lease in leases:
+        demo.call('DELETE', '/leases/%s' % lease['id'], 204)
+
+
 def main():
     sandbox = fixture.get_sandbox()
     admin_session = fixture.session(sandbox, 'admin')
@@ -176,7 +226,9 @@ def main():
     demo = Api(fixture.session(sandbox, common.DEMO_USER))
     alt_project = fixture.session(sandbox, common.ALT_USER).get_project_id()
     nova = nova_client.Client('2.53', session=admin_session)
-    second, host = sorted(c['name'] for c in sandbox.computes)[-2:]
+    computes = sorted(c['name'] for c in sandbox.computes)
+    maintenances(admin, demo, computes)
+    second, host = computes[-2:]
     # A host joins a pool empty, with its compute service disabled.
     services = [nova.services.list(host=name, binary='nova-compute')[0]
                 for name in (host, second)]
