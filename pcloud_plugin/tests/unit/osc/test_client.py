@@ -143,6 +143,27 @@ class ClientTest(base.TestCase):
         self.request.return_value = _response(204)
         self.assertIsNone(self.client.delete_pcloud('p'))
 
+    def test_maintenance_bodies(self):
+        self.request.return_value = _response(201, {'maintenance': {
+            'id': 'm'}})
+        self.assertEqual({'id': 'm'}, self.client.create_maintenance(
+            ['cn1', 'cn2'], 'now', '2031-01-01 12:00'))
+        self.request.assert_called_with(
+            '/pcloud-maintenances', 'POST', raise_exc=False,
+            json={'hosts': ['cn1', 'cn2'], 'start_date': 'now',
+                  'end_date': '2031-01-01 12:00'})
+        self.client.create_maintenance(['cn1'], 'now', '2031-01-01 12:00',
+                                       reason='disks', accept_unmovable=True)
+        self.request.assert_called_with(
+            '/pcloud-maintenances', 'POST', raise_exc=False,
+            json={'hosts': ['cn1'], 'start_date': 'now',
+                  'end_date': '2031-01-01 12:00', 'reason': 'disks',
+                  'accept_unmovable': True})
+        self.request.return_value = _response(204)
+        self.assertIsNone(self.client.delete_maintenance('m'))
+        self.request.assert_called_with('/pcloud-maintenances/m', 'DELETE',
+                                        raise_exc=False)
+
     def test_errors(self):
         self.request.return_value = _response(
             409, {'error_code': 409, 'error_message': 'busy'})
