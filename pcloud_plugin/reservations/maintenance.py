@@ -235,7 +235,7 @@ def book(ctx, plugins, nova, names, start, end, reason=None,
     try:
         host_db.hold_free(ctx, maintenance_id, roots, start, end)
         seen = set()
-        for _round in range(_ROUNDS):
+        for last in [False] * _ROUNDS + [True]:
             # Placement usage (instances running now) is not a booking:
             # the operator migrates it as for any maintenance.
             found = host_db.consumers_on(
@@ -247,8 +247,14 @@ def book(ctx, plugins, nova, names, start, end, reason=None,
                 break
             for consumer in new:
                 seen.add(consumer)
-                booking.move(consumer, found[consumer])
-            host_db.hold_free(ctx, maintenance_id, roots, start, end)
+                if last:
+                    # Leases kept taking what moves freed: say so.
+                    booking.cannot(consumer, _reservation(ctx, consumer)[1],
+                                   'booked there while the maintenance was')
+                else:
+                    booking.move(consumer, found[consumer])
+            if not last:
+                host_db.hold_free(ctx, maintenance_id, roots, start, end)
         if booking.unmovable and not accept_unmovable:
             raise exception.MaintenanceRefused(
                 hosts=', '.join(names), start=start, end=end,

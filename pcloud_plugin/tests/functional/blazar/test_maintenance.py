@@ -195,6 +195,33 @@ class InstanceTests(_Maintenance, base.BlazarTestCase):
         # The hold takes what the stuck one leaves of cn2.
         self.assertEqual({'cn2'}, self.held_by(found['id']))
 
+    def test_leases_racing_the_moves_are_moved_or_reported(self):
+        # After each move, another tenant's lease takes what it freed on
+        # cn2 (cn2's slots come first): each is moved in turn, and the
+        # one after the last round is reported, not left unsaid.
+        first = _rid(self.create_lease(self.reservation(1)))
+        self.assertEqual({'cn2': 1}, self.slots(first))
+        move = healing._move_slots
+        racers = []
+
+        def racing(*args, **kwargs):
+            move(*args, **kwargs)
+            racers.append(_rid(self.create_lease(
+                self.reservation(1), name='racer-%d' % len(racers))))
+            self.assertEqual({'cn2': 1}, self.slots(racers[-1]))
+
+        self.patch(healing, '_move_slots', racing)
+        found = self.book(['cn2'], 30, 150, accept=True)
+        self.assertEqual([first] + racers[:-1], found['report']['moved'])
+        (late,) = found['report']['unmovable']
+        self.assertEqual(racers[-1], late['reservation_id'])
+        self.assertIn('while the maintenance', late['why'])
+        # Nothing holds cn2 in the window but the maintenance and what it
+        # reports.
+        on_cn2 = host_db.consumers_on(self.context, [self.hosts['cn2']],
+                                      self.at(30), self.at(150))
+        self.assertEqual({found['id'], racers[-1]}, set(on_cn2))
+
     def test_a_started_one_cannot_move_ahead_of_time(self):
         _lease, rid, _rc, host = self.started_on_one_host(1)
         e = self.assertRaises(exception.MaintenanceRefused, self.book,
