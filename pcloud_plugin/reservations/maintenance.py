@@ -268,8 +268,9 @@ def book(ctx, plugins, nova, names, start, end, reason=None,
         maint_db.advance(ctx, maintenance_id, maint_db.BOOKING,
                          maint_db.SCHEDULED, report=report)
     except Exception:
-        booking.put_back()
+        # The hold first: it took what the moves freed, their way back.
         db_claims.release(ctx, maintenance_id)
+        booking.put_back()
         maint_db.delete(ctx, maintenance_id)
         raise
     booking.notify(reason)

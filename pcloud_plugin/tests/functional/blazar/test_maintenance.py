@@ -159,12 +159,14 @@ class InstanceTests(_Maintenance, base.BlazarTestCase):
     def test_one_that_cannot_move_refuses_it_and_nothing_is_kept(self):
         # cn1 is full from 60 to 120; a reservation of cn2 then cannot
         # move, one later (200-260) could.
+        # Once the other moved, the maintenance holds all of cn2 but the
+        # stuck one's slot: the other's way back is through the hold.
         self.create_lease(self.reservation(7, affinity=True), name='full')
-        stuck = _rid(self.create_lease(self.reservation(3)))
-        movable = _rid(self.create_lease(self.reservation(2), start=200,
+        stuck = _rid(self.create_lease(self.reservation(1)))
+        movable = _rid(self.create_lease(self.reservation(3), start=200,
                                          end=260))
-        self.assertEqual({'cn2': 3}, self.slots(stuck))
-        self.assertEqual({'cn2': 2}, self.slots(movable))
+        self.assertEqual({'cn2': 1}, self.slots(stuck))
+        self.assertEqual({'cn2': 3}, self.slots(movable))
         before = {rid: db_claims.get_claims(self.context, rid)
                   for rid in (stuck, movable)}
         consumers = sorted(db_claims.list_consumers(self.context))
@@ -176,7 +178,7 @@ class InstanceTests(_Maintenance, base.BlazarTestCase):
         self.assertNotIn(movable, str(e))
         # Nothing kept: the one that moved is back, no hold, no record,
         # no event.
-        self.assertEqual({'cn2': 2}, self.slots(movable))
+        self.assertEqual({'cn2': 3}, self.slots(movable))
         for rid, claims in before.items():
             self.assertEqual(claims['amounts'], db_claims.get_claims(
                 self.context, rid)['amounts'])
@@ -190,8 +192,8 @@ class InstanceTests(_Maintenance, base.BlazarTestCase):
         self.assertEqual([movable], found['report']['moved'])
         (left,) = found['report']['unmovable']
         self.assertEqual(stuck, left['reservation_id'])
-        self.assertEqual({'cn2': 3}, self.slots(stuck))
-        self.assertEqual({'cn1': 2}, self.slots(movable))
+        self.assertEqual({'cn2': 1}, self.slots(stuck))
+        self.assertEqual({'cn1': 3}, self.slots(movable))
         # The hold takes what the stuck one leaves of cn2.
         self.assertEqual({'cn2'}, self.held_by(found['id']))
 
