@@ -52,8 +52,10 @@ import uuid
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from pcloud_plugin import conf
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as host_db
+from pcloud_plugin.db import locks
 from pcloud_plugin.db import maintenances as maint_db
 from pcloud_plugin.db import providers as db_providers
 from pcloud_plugin.db import reservations as res_db
@@ -61,6 +63,7 @@ from pcloud_plugin import exception
 from pcloud_plugin.reservations import healing
 
 LOG = logging.getLogger(__name__)
+CONF = conf.CONF
 
 INSTANCES = 'virtual:instance'
 HOSTS = 'pcloud:host'
@@ -144,6 +147,23 @@ class _Booking:
                 'it has started: healing moves it off at the window\'s '
                 'start where none of its instances run there, else it is '
                 'degraded'))
+        margin = datetime.timedelta(seconds=CONF.pcloud.lease_event_margin)
+        if row['start_time'] <= _now() + margin:
+            return self.cannot(consumer, row, (
+                'it starts within %d seconds: healing moves it at the '
+                'window\'s start' % margin.total_seconds()))
+        # The lease's lock, as the API takes it for a tenant's change.
+        lock = locks.acquire('lease:' + row['lease_id'])
+        try:
+            self._move(kind, plugin, consumer, on_hosts)
+        finally:
+            locks.release(lock)
+
+    def _move(self, kind, plugin, consumer, on_hosts):
+        # Read again under the lock: a change may have ended meanwhile.
+        _kind, row = _reservation(self.ctx, consumer)
+        if row is None:
+            return  # its lease was deleted: it holds nothing any more
         if not plugin.lease_flags.settled(row['lease_id']):
             return self.cannot(consumer, row, (
                 'its lease is being changed; book the maintenance again'))

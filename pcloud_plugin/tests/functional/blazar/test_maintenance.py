@@ -230,6 +230,17 @@ class InstanceTests(_Maintenance, base.BlazarTestCase):
                               [host], 0, 60)
         self.assertIn('has started', str(e))
 
+    def test_one_starting_within_the_event_margin_is_left_to_healing(self):
+        # Its start event may run while it moves (Blazar's manager takes
+        # no lock): it is not moved.
+        rid = _rid(self.create_lease(self.reservation(1)))
+        self.conf.set_override('lease_event_margin', 3600, group='pcloud')
+        e = self.assertRaises(exception.MaintenanceRefused, self.book,
+                              ['cn2'], 30, 150)
+        self.assertIn('%s (lease' % rid, str(e))
+        self.assertIn('starts within 3600 seconds', str(e))
+        self.assertEqual({'cn2': 1}, self.slots(rid))
+
     def test_start_disables_end_enables_and_later_ones_stay(self):
         later = _rid(self.create_lease(self.reservation(2), start=300,
                                        end=400))
