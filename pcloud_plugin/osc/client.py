@@ -206,13 +206,17 @@ class Client(object):
     # Maintenance windows on compute hosts (cloud admins).
 
     def create_maintenance(self, hosts, start, end, reason=None,
-                           accept_unmovable=False):
-        """Book one: the reservations holding ``hosts`` then move off;
+                           accept_unmovable=False, host_flavor=None):
+        """Book one: the reservations holding ``hosts`` (or every host
 
-        a 409 (PcloudError) lists those that cannot, unless
-        ``accept_unmovable``.
+        of ``host_flavor``'s pool) then move off; a 409 (PcloudError)
+        lists those that cannot, unless ``accept_unmovable``.
         """
-        body = {'hosts': list(hosts), 'start_date': start, 'end_date': end}
+        body = {'start_date': start, 'end_date': end}
+        if hosts:
+            body['hosts'] = list(hosts)
+        if host_flavor is not None:
+            body['host_flavor'] = host_flavor
         if reason is not None:
             body['reason'] = reason
         if accept_unmovable:

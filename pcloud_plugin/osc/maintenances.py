@@ -62,10 +62,13 @@ class CreateMaintenance(command.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--host', metavar='<host>', dest='hosts',
-                            action='append', required=True,
-                            help='Compute host (its hypervisor name); '
-                            'repeat for several')
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument('--host', metavar='<host>', dest='hosts',
+                           action='append',
+                           help='Compute host (its hypervisor name); '
+                           'repeat for several')
+        which.add_argument('--host-flavor', metavar='<host-flavor>',
+                           help='Every host of this host flavor\'s pool')
         parser.add_argument('--start-date', metavar='<date>',
                             required=True,
                             help='"YYYY-MM-DD HH:MM" (UTC), or now')
@@ -83,7 +86,8 @@ class CreateMaintenance(command.ShowOne):
         return _show(common.client(self).create_maintenance(
             parsed_args.hosts, parsed_args.start_date,
             parsed_args.end_date, reason=parsed_args.reason,
-            accept_unmovable=parsed_args.accept_unmovable))
+            accept_unmovable=parsed_args.accept_unmovable,
+            host_flavor=parsed_args.host_flavor))
 
 
 class DeleteMaintenance(command.Command):

@@ -614,9 +614,30 @@ class API(object):
                            % start)
         return _maintenance(maintenance.book(
             pcloud_context.get_admin_context(), self._maintenance_plugins(),
-            resources.NovaObjects(self.service.nova), body['hosts'], start,
-            end, reason=body.get('reason'),
+            resources.NovaObjects(self.service.nova),
+            self._maintained_hosts(body), start, end,
+            reason=body.get('reason'),
             accept_unmovable=body.get('accept_unmovable', False)))
+
+    def _maintained_hosts(self, body):
+        """The compute hosts a maintenance asks for: ``hosts``, or the
+
+        hypervisors of ``host_flavor``'s pool.
+        """
+        if ('hosts' in body) == ('host_flavor' in body):
+            raise _invalid('hosts', 'give either hosts or host_flavor')
+        if 'hosts' in body:
+            return body['hosts']
+        pools = host_requests.Pools(self._aggregates(),
+                                    CONF.pcloud.default_availability_zone)
+        pool = pools.pools.get(body['host_flavor'])
+        if pool is None:
+            raise _invalid('host_flavor', 'no host flavor %r'
+                           % body['host_flavor'])
+        if not pool.hosts:
+            raise _invalid('host_flavor', 'the pool of %r has no host'
+                           % body['host_flavor'])
+        return sorted(pools.node_of.get(host, host) for host in pool.hosts)
 
     def list_maintenances(self, ctx):
         policy.authorize(ctx, 'pcloud:maintenance:list', _own(ctx))

@@ -71,10 +71,12 @@ ALLOCATION_RATIOS = dict(
 
 # A maintenance window on compute hosts (operators).
 MOMENT = {'type': 'string', 'minLength': 1, 'maxLength': 64}
+# The hosts, or every host of a host flavor's pool.
 MAINTENANCE_CREATE = _object(
-    ('hosts', 'start_date', 'end_date'),
+    ('start_date', 'end_date'),
     hosts={'type': 'array', 'items': HOSTNAME, 'minItems': 1,
            'maxItems': 1000, 'uniqueItems': True},
+    host_flavor=IDENTIFIER,
     start_date=MOMENT, end_date=MOMENT,
     reason=dict(TEXT, pattern=STORABLE),
     accept_unmovable={'type': 'boolean'})

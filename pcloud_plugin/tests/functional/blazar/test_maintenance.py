@@ -346,10 +346,11 @@ class APITests(test_lease_guard.LeaseGuardTestCase):
                                                    'delete')})
 
     def body(self, **values):
+        """A maintenance's body; a value None leaves its field out."""
         body = {'hosts': ['cn4'], 'start_date': self.minutes(30),
                 'end_date': self.minutes(90)}
         body.update(values)
-        return body
+        return {k: v for k, v in body.items() if v is not None}
 
     def test_only_admins(self):
         for method, path, body in (
@@ -368,10 +369,21 @@ class APITests(test_lease_guard.LeaseGuardTestCase):
                 (self.body(start_date='soon'), 'start_date'),
                 (self.body(end_date=self.minutes(10)), 'end_date'),
                 (self.body(accept_unmovable='yes'), 'accept_unmovable'),
+                (self.body(host_flavor='big'), 'hosts'),
+                (dict(self.body(), hosts=None), 'hosts'),
+                (self.body(hosts=None, host_flavor='small'), 'host_flavor'),
                 (self.body(color='red'), 'color')):
             self.assert_refused(self.call('POST', '/pcloud-maintenances',
                                           body), 400, field)
         self.assertEqual([], maint_db.list_all(self.context))
+
+    def test_a_host_flavor_s_pool(self):
+        self.admin()
+        response = self.call('POST', '/pcloud-maintenances', self.body(
+            hosts=None, host_flavor='big'))
+        self.assertEqual(201, response.status_code, response.text)
+        self.assertEqual(['cn1', 'cn2', 'cn3', 'cn4'],
+                         response.json()['maintenance']['hosts'])
 
     def test_book_show_list_refuse_and_cancel(self):
         self.admin()
