@@ -32,6 +32,7 @@ HINTS = 'pcloud-hints'
 MAINTENANCES = 'pcloud-maintenances'
 BOOT_CHECK = 'pcloud-boot-check'
 HOST_RESOURCE_TYPE = 'pcloud:host'
+INSTANCE_RESOURCE_TYPE = 'virtual:instance'
 
 
 def _path(*parts):

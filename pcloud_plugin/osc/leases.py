@@ -15,7 +15,10 @@
 """openstack pcloud lease create / set / show / list / hints: whole-host
 
 leases into a pcloud, any lease's state as seeds/001 names it, and what
-a lease may ask for.
+a lease may ask for; openstack pcloud slot lease create: instance slots
+(virtual:instance), at given dates or, with --duration, at the earliest
+window that fits, which Blazar's own ``lease create`` cannot ask for (it
+sends no ``duration``).
 
 Blazar's own ``openstack reservation lease create --reservation`` and
 ``lease set --reservation`` cannot send a string value for a resource
@@ -28,9 +31,12 @@ it gave up (TIMEDOUT), and none of a whole-host reservation's terms:
 ``pcloud lease show`` and ``list`` say both, from the Pcloud API.
 """
 
+import json
+
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 from osc_lib import exceptions
+from oslo_utils import strutils
 
 from pcloud_plugin.osc import client as pcloud_client
 from pcloud_plugin.osc import common
@@ -63,6 +69,56 @@ def _host_choice_args(parser, clearable=False):
                         'after the start date')
 
 
+def _window_args(parser, flexible):
+    """--start-date, --end-date and --duration of a lease to create;
+
+    ``flexible`` begins --duration's help (what it makes).
+    """
+    parser.add_argument('--start-date', metavar='<date>', default='now',
+                        help='"YYYY-MM-DD HH:MM" (UTC) or "now" '
+                        '(default); with --duration, the earliest start')
+    parser.add_argument('--end-date', metavar='<date>',
+                        help='"YYYY-MM-DD HH:MM" (UTC); with --duration, '
+                        'the latest end (optional there)')
+    parser.add_argument('--duration', metavar='<duration>',
+                        type=common.minutes,
+                        help='%s: the earliest window this long (minutes, '
+                        'or e.g. 90m, 4h, 2d) between the dates that fits, '
+                        'booked at once; the lease shows the dates chosen'
+                        % flexible)
+
+
+def _check_window(parsed_args):
+    """A fixed lease (no --duration) needs its --end-date."""
+    if parsed_args.duration is None and parsed_args.end_date is None:
+        raise exceptions.CommandError(
+            '--end-date is required (or --duration, for a flexible '
+            'lease)')
+
+
+def _create_lease(client, parsed_args, reservation):
+    """Create the lease of the one reservation (resource_type included)
+
+    for parsed_args' window: its dates, or with --duration the earliest
+    window that long from --start-date, ending by --end-date (if given).
+    Answers the ShowOne of the lease made: its id, name, status, dates
+    and reservations' ids.
+    """
+    if parsed_args.duration is None:
+        lease = client.create_lease(
+            parsed_args.name, parsed_args.start_date, parsed_args.end_date,
+            [reservation])
+    else:
+        lease = client.create_flexible_lease(
+            parsed_args.name, parsed_args.duration, parsed_args.start_date,
+            parsed_args.end_date, [reservation])
+    shown = {k: lease[k] for k in ('id', 'name', 'status', 'start_date',
+                                   'end_date') if k in lease}
+    shown['reservations'] = [r['id'] for r in lease.get(
+        'reservations', ())]
+    return common.show_one(shown)
+
+
 class CreateHostLease(command.ShowOne):
     """Lease whole hosts of a host flavor into a pcloud for a window."""
 
@@ -80,41 +136,97 @@ class CreateHostLease(command.ShowOne):
                             help='IMMEDIATE: now or refused; SCHEDULE (the '
                             'default): at the start date; BEST-EFFORT: as '
                             'soon as hosts are free, until --timeout')
-        parser.add_argument('--start-date', metavar='<date>', default='now',
-                            help='"YYYY-MM-DD HH:MM" (UTC) or "now" '
-                            '(default); with --duration, the earliest start')
-        parser.add_argument('--end-date', metavar='<date>',
-                            help='"YYYY-MM-DD HH:MM" (UTC); with --duration, '
-                            'the latest end (optional there)')
-        parser.add_argument('--duration', metavar='<duration>',
-                            type=common.minutes,
-                            help='A flexible SCHEDULE lease: the earliest '
-                            'window this long (minutes, or e.g. 90m, 4h, '
-                            '2d) between the dates that fits, booked at '
-                            'once; the lease shows the dates chosen')
+        _window_args(parser, 'A flexible SCHEDULE lease')
         _host_choice_args(parser)
         return parser
 
     def take_action(self, parsed_args):
         client = common.client(self)
+        _check_window(parsed_args)
         reservation = {
+            'resource_type': pcloud_client.HOST_RESOURCE_TYPE,
             'pcloud_id': client.find_pcloud(parsed_args.pcloud),
             'host_flavor': parsed_args.host_flavor,
             'amount': parsed_args.amount,
             'lease_type': parsed_args.lease_type}
         reservation.update(common.given(parsed_args, _HOST_CHOICES))
-        if parsed_args.duration is None and parsed_args.end_date is None:
-            raise exceptions.CommandError(
-                '--end-date is required (or --duration, for a flexible '
-                'lease)')
-        lease = client.create_host_lease(
-            parsed_args.name, parsed_args.start_date, parsed_args.end_date,
-            reservation, duration=parsed_args.duration)
-        shown = {k: lease[k] for k in ('id', 'name', 'status', 'start_date',
-                                       'end_date') if k in lease}
-        shown['reservations'] = [r['id'] for r in lease.get(
-            'reservations', ())]
-        return common.show_one(shown)
+        return _create_lease(client, parsed_args, reservation)
+
+
+def _affinity(text):
+    """--affinity: True, False or None, as the virtual:instance plugin
+
+    reads it (true/false or any boolean string, none).
+    """
+    value = text.strip()
+    if value.lower() in ('none', 'null', ''):
+        return None
+    if strutils.is_valid_boolstr(value):
+        return strutils.bool_from_string(value)
+    raise exceptions.CommandError(
+        '--affinity is true (one host), false (distinct hosts) or none '
+        '(any), not %r.' % text)
+
+
+def _resource_properties(text):
+    """--resource-properties: Blazar's JSON expression, sent as given
+
+    ('' for none); what is not JSON is refused here.
+    """
+    if not text.strip():
+        return ''
+    try:
+        json.loads(text)
+    except ValueError as e:
+        raise exceptions.CommandError(
+            '--resource-properties is a JSON expression, e.g. \'["=", '
+            '"$HW_CPU_X86_AVX2", "true"]\', not %r (%s).' % (text, e))
+    return text
+
+
+class CreateSlotLease(command.ShowOne):
+    """Reserve instance slots (virtual:instance) for a window, or for the
+
+    earliest window of --duration that fits.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>', help='Lease name')
+        for option, what in (('--vcpus', 'VCPUs'),
+                             ('--memory-mb', 'Memory (MiB)'),
+                             ('--disk-gb', 'Root disk (GiB)')):
+            parser.add_argument(option, metavar='<n>', type=int,
+                                required=True, help='%s of each slot' % what)
+        parser.add_argument('--amount', metavar='<n>', type=int,
+                            required=True, help='Number of slots')
+        parser.add_argument('--affinity', metavar='<true|false|none>',
+                            type=_affinity, default=None,
+                            help='true: all slots on one host; false: each '
+                            'on a distinct host; none (the default): '
+                            'anywhere')
+        parser.add_argument('--resource-properties', metavar='<json>',
+                            type=_resource_properties, default='',
+                            help='Hosts the slots may go to, in Blazar\'s '
+                            'syntax, e.g. \'["=", "$CUSTOM_SLOW", '
+                            '"false"]\' (default: any)')
+        parser.add_argument('--availability-zone', metavar='<zone>',
+                            help='Only hosts of this availability zone')
+        _window_args(parser, 'A flexible lease')
+        return parser
+
+    def take_action(self, parsed_args):
+        _check_window(parsed_args)
+        reservation = {
+            'resource_type': pcloud_client.INSTANCE_RESOURCE_TYPE,
+            'amount': parsed_args.amount,
+            'vcpus': parsed_args.vcpus,
+            'memory_mb': parsed_args.memory_mb,
+            'disk_gb': parsed_args.disk_gb,
+            'affinity': parsed_args.affinity,
+            'resource_properties': parsed_args.resource_properties}
+        reservation.update(common.given(parsed_args, ('availability_zone',)))
+        return _create_lease(common.client(self), parsed_args, reservation)
 
 
 class ShowLease(command.ShowOne):

@@ -49,7 +49,7 @@ PCLOUD = 'mine'
 HOST_FLAVOR = 'c16'
 SERVERS = ('my-server', 'my-reserved-server')
 LEASES = ('my-hosts', 'my-spare-hosts', 'my-flexible-hosts', 'my-slots',
-          'my-fast-slot')
+          'my-fast-slot', 'my-flexible-slots')
 # The instance lease whose reservation <reservation-id> stands for.
 SLOTS_LEASE = 'my-slots'
 
