@@ -56,15 +56,15 @@ class LedgerHostsPlugin(base.BasePlugin):
     lease_flags = lease_flags
     reconciler = reconcile
 
-    def __init__(self, periodic):
-        """:param periodic: (task, its interval in seconds) the plugin's
+    def __init__(self, *periodic):
+        """:param periodic: each (task, its interval in seconds), the
 
-        own periodic work, which its monitor runs with the Placement
-        mirror's passes and its ``heal``.
+        plugin's own periodic work, which its monitor runs with the
+        Placement mirror's passes and its ``heal``.
         """
         super().__init__()
         self.monitor = monitor.PollingMonitor(
-            periodic,
+            *periodic,
             (lambda: self.mirror_placement(),
              lambda: CONF.pcloud.placement_mirror_interval),
             (lambda: self.save_usage(),

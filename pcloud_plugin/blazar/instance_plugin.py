@@ -52,6 +52,7 @@ from pcloud_plugin.blazar import errors
 from pcloud_plugin.blazar import hosts_view
 from pcloud_plugin.blazar import reconcile
 from pcloud_plugin.clients import placement as placement_client
+from pcloud_plugin.cloud import backfill as backfill_mod
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
@@ -162,11 +163,21 @@ class VirtualInstancePlugin(instance_updates.Updates,
 
     def __init__(self):
         super().__init__(
-            (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval))
+            (self.sweep, lambda: CONF.pcloud_instance.cleanup_interval),
+            (self.backfill, lambda: CONF.pcloud.backfill_interval))
         self.notifier = usage.UsageNotifier(CONF)
         self._plans = threading.local()
         self._nova = None
         self._placement = None
+        self._backfill = None
+
+    def backfill(self):
+        """One backfill pass (cloud.backfill)."""
+        if self._backfill is None:
+            self._backfill = backfill_mod.Backfill(
+                self._ctx(), self.placement(), self.novaclient(),
+                self.notifier)
+        return self._backfill.run()
 
     # --- clients ---------------------------------------------------------
 

@@ -215,6 +215,12 @@ class PlacementSlots:
 
     def set_slots(self, host_uuid, host_name, rc, slots):
         """Make rc's inventory on the host's child provider ``slots``."""
+        self.set_inventory(host_uuid, host_name, rc, {
+            'total': slots, 'reserved': 0, 'min_unit': 1, 'max_unit': 1,
+            'step_size': 1, 'allocation_ratio': 1.0})
+
+    def set_inventory(self, host_uuid, host_name, rc, inventory):
+        """Make rc's inventory on the host's child provider that."""
         child = child_uuid(host_uuid)
         url = '/resource_providers/%s/inventories' % child
 
@@ -225,9 +231,7 @@ class PlacementSlots:
                 return _AGAIN
             current = response.json()
             inventories = current['inventories']
-            inventories[rc] = {'total': slots, 'reserved': 0, 'min_unit': 1,
-                               'max_unit': 1, 'step_size': 1,
-                               'allocation_ratio': 1.0}
+            inventories[rc] = dict(inventory)
             response = self._call(
                 'PUT', url, json={'resource_provider_generation':
                                   current['resource_provider_generation'],

@@ -176,6 +176,19 @@ OPTS = [
                     'the same passes. 0 turns both off. Blazar\'s own '
                     'healing timer is not used: its interval is in '
                     'minutes.'),
+    cfg.IntOpt('backfill_interval',
+               default=0, min=0,
+               help='Seconds between two backfill passes of the leading '
+                    'blazar-manager: capacity promised to instance '
+                    'reservations that have not started is offered to '
+                    'backfill flavors until the first of them starts, '
+                    'and backfill servers are shelved when their time is '
+                    'up. 0 (the default) turns backfill off.'),
+    cfg.IntOpt('backfill_warning',
+               default=600, min=0,
+               help='Seconds before its time is up that a backfill '
+                    'server\'s project is warned '
+                    '(pcloud.backfill.warning).'),
     cfg.StrOpt('blazar_freepool_name',
                default='freepool',
                help='The aggregate where Blazar\'s physical:host plugin '

@@ -89,6 +89,8 @@ RECONCILED = 'pcloud.reconcile'
 PROVIDER_GONE = 'pcloud.placement.provider_gone'
 DEGRADED = 'pcloud.healing.degraded'
 MOVED = 'pcloud.maintenance.moved'
+BACKFILL_WARNING = 'pcloud.backfill.warning'
+BACKFILL_END = 'pcloud.backfill.end'
 REPAIRED = 'pcloud.ledger.repaired'
 
 
@@ -243,6 +245,30 @@ class UsageNotifier:
             'maintenance_start': usage_records.moment(start),
             'maintenance_end': usage_records.moment(end),
             'why': reason, 'at': timeutils.utcnow().isoformat()})
+
+    # backfill servers (cloud.backfill)
+
+    @staticmethod
+    def _backfill(server, until):
+        return {'instance_id': server.id,
+                'project_id': getattr(server, 'tenant_id', None),
+                'user_id': getattr(server, 'user_id', None),
+                'flavor': (getattr(server, 'flavor', None) or {}).get(
+                    'original_name'),
+                'started_at': getattr(server, 'created', None),
+                'until': usage_records.moment(until)}
+
+    def backfill_warning(self, server, until):
+        """A backfill server is shelved at ``until``: soon."""
+        body = self._backfill(server, until)
+        body['at'] = timeutils.utcnow().isoformat()
+        self._send(self._ctx(body['project_id']), BACKFILL_WARNING, body)
+
+    def backfill_ended(self, server, until, at):
+        """A backfill server was shelved at ``at`` (its usage record)."""
+        body = self._backfill(server, until)
+        body['ended_at'] = usage_records.moment(at)
+        self._send(self._ctx(body['project_id']), BACKFILL_END, body)
 
 
 class HostUsageNotifier(UsageNotifier):
