@@ -231,6 +231,9 @@ class PlacementSlots:
                 return _AGAIN
             current = response.json()
             inventories = current['inventories']
+            had = inventories.get(rc) or {}
+            if all(had.get(k) == v for k, v in inventory.items()):
+                return None  # as it is: no generation moved for nothing
             inventories[rc] = dict(inventory)
             response = self._call(
                 'PUT', url, json={'resource_provider_generation':
