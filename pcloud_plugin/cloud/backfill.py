@@ -46,6 +46,7 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from pcloud_plugin.clients import nova as nova_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
@@ -191,13 +192,23 @@ class Backfill:
             self._offered[host_uuid] = host_name
         else:
             self._offered.pop(host_uuid, None)
-        servers = {sid: self.nova.servers.get(sid) for sid in running}
+        servers = {}
+        for sid in running:
+            try:
+                servers[sid] = self.nova.servers.get(sid)
+            except nova_client.NotFound:
+                # Deleted as we looked: its allocation goes with it.
+                running[sid] = {}
         now_stopped = set(over(
-            [(servers[sid].created, sid, a) for sid, a in running.items()],
-            offer))
+            [(server.created, sid, running[sid])
+             for sid, server in servers.items()], offer))
         done = {}
         for sid, server in servers.items():
-            what = self._server(server, until, now, sid in now_stopped)
+            try:
+                what = self._server(server, until, now, sid in now_stopped)
+            except Exception:
+                LOG.exception('Backfill server %s: next pass again', sid)
+                continue
             if what:
                 done[sid] = what
         return done

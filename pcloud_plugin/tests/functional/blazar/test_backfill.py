@@ -25,6 +25,7 @@ ones (sandbox/test_backfill.py).
 import datetime
 import uuid
 
+from novaclient import exceptions as nova_exc
 from oslo_utils import timeutils
 
 from pcloud_plugin.cloud import backfill
@@ -45,9 +46,8 @@ class Servers:
         self.servers = {}
         self.names = {}
         methods = test.nova.servers._methods
-        methods.update(get=self.servers.__getitem__,
-                       set_meta=self._set_meta, shelve=self._shelve,
-                       shelve_offload=self._shelve)
+        methods.update(get=self._get, set_meta=self._set_meta,
+                       shelve=self._shelve, shelve_offload=self._shelve)
 
     def boot(self, name, host, vcpus=1, memory_mb=512, created=None):
         """A backfill flavor's boot onto ``host``, as Placement takes it;
@@ -67,6 +67,11 @@ class Servers:
             created=created or timeutils.utcnow().isoformat(),
             tenant_id=base.PROJECT, user_id='u', flavor={
                 'original_name': 'backfill.small'})
+
+    def _get(self, server_id):
+        if server_id not in self.servers:
+            raise nova_exc.NotFound(404, 'No server %s' % server_id)
+        return self.servers[server_id]
 
     def _set_meta(self, server, metadata):
         server.metadata.update(metadata)
@@ -161,6 +166,15 @@ class BackfillTests(base.BlazarTestCase):
         # Its promise now held by the reservation: nothing offered.
         self.assertEqual({}, self.backfill_pass(now=self.at(61)))
         self.assertEqual({}, self.inventory('cn1'))
+
+    def test_an_allocation_of_a_server_gone_is_passed_over(self):
+        self.on_cn1()
+        self.backfill_pass()
+        self.servers.boot('bf-gone', 'cn1')
+        self.servers.boot('bf-1', 'cn1')
+        gone = self.servers.servers.pop('bf-gone')
+        del self.servers.servers[gone.id]
+        self.assertEqual({'bf-1': 'given its time'}, self.backfill_pass())
 
     def test_what_the_promise_no_longer_covers_stops_at_once(self):
         # cn1 is promised 6 slots from minute 200, 5 from minute 60.
