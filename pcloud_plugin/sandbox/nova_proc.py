@@ -29,6 +29,7 @@ work with nova 34.0.0 (2026.2); those fixtures are not a stable API.
 
 import os
 import shutil
+import signal
 import sqlite3
 import sys
 import tempfile
@@ -414,7 +415,12 @@ def start(spec):
     common.wait_for_token(spec, 'nova', timeout=spec['timeout'])
     for binary in ('nova-conductor', 'nova-scheduler'):
         service.Service.create(binary=binary).start()
-    _start_computes(spec)
+    computes = _start_computes(spec)
+    # As a nova-compute does on SIGHUP (its manager's reset): forget the
+    # cached provider tree. An operator's remedy once another service
+    # deleted a provider of the tree, e.g. Blazar's host delete.
+    signal.signal(signal.SIGHUP, lambda _signum, _frame: [
+        svc.manager.reset() for svc in computes])
     from nova import context
     from nova.objects import host_mapping
     host_mapping.discover_hosts(context.get_admin_context())

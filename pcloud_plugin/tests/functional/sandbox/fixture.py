@@ -27,8 +27,10 @@ process.
 import atexit
 import datetime
 import io
+import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -268,6 +270,30 @@ def forced_down(test, nova, host):
     nova.services.force_down(service.id, True)
     test.addCleanup(nova.services.force_down, service.id, False)
     return service
+
+
+def blazar_host(test, sandbox, admin, name):
+    """Give a compute to Blazar's physical:host plugin for the length of
+
+    ``test``; Blazar's host record. Deleting it deletes the reservation
+    provider Blazar made under the compute's, which nova-compute keeps in
+    its cache (every build and resource update there then fails): as
+    Nova documents for such a case, nova-compute is sent SIGHUP after.
+    """
+    host = admin._request('POST', '/os-hosts', {'name': name})['host']
+    test.addCleanup(forget_providers, sandbox)
+    test.addCleanup(admin._request, 'DELETE', '/os-hosts/%s' % host['id'])
+    return host
+
+
+def forget_providers(sandbox):
+    """SIGHUP to the sandbox's nova-computes: they forget their cached
+
+    provider trees (sandbox.nova_proc).
+    """
+    with open(sandbox.path(supervisor.PIDS_FILE)) as f:
+        pid, _created = json.load(f)['children']['nova']
+    os.kill(pid, signal.SIGHUP)
 
 
 def _blazar_sql(sandbox, statement, **params):

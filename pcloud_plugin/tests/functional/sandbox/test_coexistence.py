@@ -65,10 +65,7 @@ class PhysicalHostBesideOurs(base.TestCase):
     def test_each_plugin_keeps_to_its_own_hosts(self):
         blazars = self.computes[-1]
         ours = self.computes[:-1]
-        host = self.clients.admin._request('POST', '/os-hosts',
-                                           {'name': blazars})['host']
-        self.addCleanup(self.clients.admin._request, 'DELETE',
-                        '/os-hosts/%s' % host['id'])
+        fixture.blazar_host(self, self.sandbox, self.clients.admin, blazars)
         # One slot on each of the other hosts fits; one more host's
         # worth does not: Blazar's host takes none.
         refused = self.assertRaises(
@@ -101,10 +98,7 @@ class PhysicalHostBesideOurs(base.TestCase):
     def test_a_host_of_blazars_joins_no_pool_and_no_pcloud(self):
         nova = self.clients.nova
         blazars, pooled = self.computes[-1], self.computes[0]
-        host = self.clients.admin._request('POST', '/os-hosts',
-                                           {'name': blazars})['host']
-        self.addCleanup(self.clients.admin._request, 'DELETE',
-                        '/os-hosts/%s' % host['id'])
+        fixture.blazar_host(self, self.sandbox, self.clients.admin, blazars)
         flavor = 'split-%s' % uuid.uuid4().hex[:6]
         self.clients.admin.create_host_flavor(flavor, 1)
         self.addCleanup(self.clients.admin.delete_host_flavor, flavor)
@@ -172,6 +166,7 @@ class PhysicalHostBesideOurs(base.TestCase):
         else:
             self.clients.admin._request('DELETE', '/os-hosts/%s'
                                         % added['id'])
+            fixture.forget_providers(self.sandbox)
 
     def _last_pass(self):
         return fixture.ledger_sql(
