@@ -96,9 +96,6 @@ def _sections(spec):
         # Short: a compute disabled or down is healed within seconds.
         'pcloud': {'placement_mirror_interval': MIRROR_INTERVAL,
                    'healing_interval': HEALING_INTERVAL,
-                   # Backfill on, as often: its servers stop on time.
-                   'backfill_interval': HEALING_INTERVAL,
-                   'backfill_warning': 30,
                    'quota_cache_seconds': QUOTA_CACHE_SECONDS,
                    'lease_transition_timeout': LEASE_TRANSITION_TIMEOUT,
                    'nova_notifications': common.carries_notifications(

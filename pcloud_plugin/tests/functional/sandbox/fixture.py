@@ -82,6 +82,9 @@ def _stop(sandbox):
     shutil.rmtree(sandbox.state_dir, ignore_errors=True)
 
 
+BACKFILL_INTERVAL = 5
+
+
 def get_sandbox(blazar_filters=False):
     """This process's running sandbox of a variant, started on first use."""
     with _LOCK:
@@ -97,7 +100,12 @@ def get_sandbox(blazar_filters=False):
                 blazar_filters=blazar_filters,
                 # Horizon beside the plain cloud, for the browser tests:
                 # it is up before Keystone is, so costs no time.
-                dashboard=not blazar_filters)
+                dashboard=not blazar_filters,
+                # Backfill on, as often as healing, for its story only:
+                # the stories with sandboxes of their own run without.
+                blazar_options=None if blazar_filters else {'pcloud': {
+                    'backfill_interval': BACKFILL_INTERVAL,
+                    'backfill_warning': 30}})
             try:
                 sandbox.start()
             except BaseException:
