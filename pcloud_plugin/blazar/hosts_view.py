@@ -70,7 +70,7 @@ class LedgerHostsPlugin(base.BasePlugin):
             (lambda: self.save_usage(),
              lambda: CONF.ledger.usage_snapshot_interval),
             (lambda: self.run_maintenances(),
-             lambda: CONF.pcloud.healing_interval),
+             lambda: CONF.pcloud.maintenance_interval),
             healer=self.heal, on_start=self.listen)
         self._novaclient = None
 

@@ -171,11 +171,16 @@ OPTS = [
                     'again on free capacity in their window (those not '
                     'started yet, and started ones whose instances do not '
                     'run there); those that cannot be are flagged '
-                    'degraded (missing_resources) and notified. '
-                    'Operators\' maintenance windows start and end at '
-                    'the same passes. 0 turns both off. Blazar\'s own '
-                    'healing timer is not used: its interval is in '
-                    'minutes.'),
+                    'degraded (missing_resources) and notified. 0 turns '
+                    'healing off. Blazar\'s own healing timer is not '
+                    'used: its interval is in minutes.'),
+    cfg.IntOpt('maintenance_interval',
+               default=60, min=0,
+               help='Seconds between two passes of the leading '
+                    'blazar-manager over operators\' maintenance windows: '
+                    'those whose start came have their hosts\' services '
+                    'disabled, those whose end came have them enabled '
+                    'again. 0 turns the passes off.'),
     cfg.IntOpt('backfill_interval',
                default=0, min=0,
                help='Seconds between two backfill passes of the leading '

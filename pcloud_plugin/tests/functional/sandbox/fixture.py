@@ -101,11 +101,13 @@ def get_sandbox(blazar_filters=False):
                 # Horizon beside the plain cloud, for the browser tests:
                 # it is up before Keystone is, so costs no time.
                 dashboard=not blazar_filters,
-                # Backfill on, as often as healing, for its story only:
-                # the stories with sandboxes of their own run without.
+                # Backfill on and maintenance passes as often as healing,
+                # for their stories only: the stories with sandboxes of
+                # their own (the soak among them) run without.
                 blazar_options=None if blazar_filters else {'pcloud': {
                     'backfill_interval': BACKFILL_INTERVAL,
-                    'backfill_warning': 30}})
+                    'backfill_warning': 30,
+                    'maintenance_interval': BACKFILL_INTERVAL}})
             try:
                 sandbox.start()
             except BaseException:
