@@ -185,7 +185,7 @@ class Backfill:
             wanted = inventory(offer[rc], used)
             if wanted is not None:
                 self.placement.set_inventory(host_uuid, host_name, rc,
-                                             wanted)
+                                             wanted, if_changed=True)
             else:
                 self.placement.remove_slots(host_uuid, rc)
         if any(offer.values()) or running:

@@ -219,8 +219,14 @@ class PlacementSlots:
             'total': slots, 'reserved': 0, 'min_unit': 1, 'max_unit': 1,
             'step_size': 1, 'allocation_ratio': 1.0})
 
-    def set_inventory(self, host_uuid, host_name, rc, inventory):
-        """Make rc's inventory on the host's child provider that."""
+    def set_inventory(self, host_uuid, host_name, rc, inventory,
+                      if_changed=False):
+        """Make rc's inventory on the host's child provider that; with
+
+        ``if_changed``, write nothing when it is that already (a
+        reservation's start writes it always: the soak fails when it
+        does not, cause not yet known).
+        """
         child = child_uuid(host_uuid)
         url = '/resource_providers/%s/inventories' % child
 
@@ -232,7 +238,8 @@ class PlacementSlots:
             current = response.json()
             inventories = current['inventories']
             had = inventories.get(rc) or {}
-            if all(had.get(k) == v for k, v in inventory.items()):
+            if if_changed and all(had.get(k) == v
+                                  for k, v in inventory.items()):
                 return None  # as it is: no generation moved for nothing
             inventories[rc] = dict(inventory)
             response = self._call(
