@@ -183,8 +183,10 @@ class BlazarTestCase(base.LedgerTestCase):
                                group='pcloud')
         self.conf.set_override('usage_snapshot_interval', 0,
                                group='ledger')
-        # And healing (test_healing); and no Nova here sends events.
+        # And healing (test_healing) and maintenance passes
+        # (test_maintenance); and no Nova here sends events.
         self.conf.set_override('healing_interval', 0, group='pcloud')
+        self.conf.set_override('maintenance_interval', 0, group='pcloud')
         self.conf.set_override('nova_notifications', False, group='pcloud')
         # A Nova failure the fake makes lasts: a start meets it at once,
         # but where a test waits one out (nova_down_for_a_while).
