@@ -47,6 +47,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from pcloud_plugin.clients import nova as nova_client
+from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
 from pcloud_plugin.cloud import resources
 from pcloud_plugin import conf
@@ -175,7 +176,9 @@ class Backfill:
         try:
             on_child = self.placement.consumers_on(
                 resources.child_uuid(host_uuid))
-        except Exception:
+        except placement_client.PlacementFailure as e:
+            if e.kwargs.get('status') != 404:
+                raise
             on_child = {}  # no child provider yet
         for consumer, amounts in on_child.items():
             if any(rc in amounts for rc in CLASSES):
