@@ -65,6 +65,9 @@ PLACEMENT_MICROVERSION = '1.26'
 # other (cloud.promises).
 GENERATIONS_MICROVERSION = '1.28'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
+# Placement's refusal of a consumer written as new that it has already,
+# never written (see _adopt_empty_consumer).
+_EMPTY_CONSUMER = re.compile(r'expected 0 but got None')
 CHILD_PREFIX = 'pcloud_reservations_'
 # Who holds and promises are for, to Placement (it asks).
 HOLD_USER = 'pcloud-reservation'
@@ -162,37 +165,80 @@ class PlacementSlots:
         False when a generation moved (read again); PlacementFailure
         (clients.placement) when refused, 409 when a provider has no room.
         """
-        body = {consumer: {
-            'allocations': {rp: {'resources': amounts}
-                            for rp, amounts in allocations.items()},
-            'consumer_generation': generation,
-            'project_id': project_id, 'user_id': HOLD_USER}
-            for consumer, (generation, allocations, project_id)
-            in writes.items()}
-        response = self._call('POST', '/allocations', json=body,
-                              ok=(204, 404, 409),
-                              microversion=GENERATIONS_MICROVERSION)
-        if response.status_code == 204:
-            return True
-        if response.status_code == 404:
-            if 'No such consumer' in response.text:
-                # A consumer read with a generation is gone since
-                # (another writer removed its last allocation): again.
+        while True:
+            response = self._call('POST', '/allocations', json={
+                consumer: self._consumer_body(generation, allocations,
+                                              project_id)
+                for consumer, (generation, allocations, project_id)
+                in writes.items()}, ok=(204, 404, 409),
+                microversion=GENERATIONS_MICROVERSION)
+            if response.status_code == 204:
+                return True
+            if response.status_code == 404:
+                if 'No such consumer' in response.text:
+                    # A consumer read with a generation is gone since
+                    # (another writer removed its last allocation): again.
+                    return False
+                raise placement_client.PlacementFailure(
+                    status=404, method='POST', url='/allocations',
+                    body=response.text[:500])
+            try:
+                errors = response.json().get('errors', [])
+            except ValueError:
+                # Cut short (Placement stopping as it answered): read
+                # again; a Placement gone by then is unreachable.
                 return False
-            raise placement_client.PlacementFailure(
-                status=404, method='POST', url='/allocations',
-                body=response.text[:500])
-        try:
-            errors = response.json().get('errors', [])
-        except ValueError:
-            # Cut short (Placement stopping as it answered): read again;
-            # a Placement gone by then is unreachable.
-            return False
-        if {e.get('code') for e in errors} == {CONCURRENT_UPDATE}:
-            return False
-        raise placement_client.PlacementFailure(
-            status=409, method='POST', url='/allocations',
-            body=response.text[:500])
+            if {e.get('code') for e in errors} != {CONCURRENT_UPDATE}:
+                raise placement_client.PlacementFailure(
+                    status=409, method='POST', url='/allocations',
+                    body=response.text[:500])
+            adopted = self._adopt_empty_consumer(writes, errors)
+            if adopted is None:
+                return False
+            writes = adopted
+
+    @staticmethod
+    def _consumer_body(generation, allocations, project_id):
+        return {'allocations': {rp: {'resources': amounts}
+                                for rp, amounts in allocations.items()},
+                'consumer_generation': generation,
+                'project_id': project_id, 'user_id': HOLD_USER}
+
+    def _adopt_empty_consumer(self, writes, errors):
+        """``writes`` with generation 0 for a consumer Placement keeps
+
+        without allocations, or None when the conflict is another's.
+
+        Placement makes a new consumer (generation 0) before its
+        allocations, in a transaction of its own, and removes it if their
+        write fails: a Placement killed in between keeps the consumer,
+        allocation-less, and shows no generation for it (GET
+        /allocations). Written as new (generation None), it is refused as
+        a concurrent update every time: in the soak, every promise write
+        on that host, until its starts went to ERROR. An empty write under
+        generation 0 tells which consumer it is, and changes nothing: a
+        consumer's first allocations move its generation to 1, so one at
+        0 has none to remove.
+        """
+        if not any(_EMPTY_CONSUMER.search(error.get('detail', ''))
+                   for error in errors):
+            return None
+        for consumer, (generation, allocations, project_id) in sorted(
+                writes.items()):
+            if generation is not None:
+                continue
+            probe = self._call(
+                'POST', '/allocations',
+                json={consumer: self._consumer_body(0, {}, project_id)},
+                ok=(204, 409), microversion=GENERATIONS_MICROVERSION)
+            if probe.status_code == 204:
+                LOG.warning('Placement keeps consumer %s without '
+                            'allocations; writing under its generation',
+                            consumer)
+                adopted = dict(writes)
+                adopted[consumer] = (0, allocations, project_id)
+                return adopted
+        return None
 
     def ensure_class(self, rc):
         self._call('PUT', '/resource_classes/%s' % rc)

@@ -101,6 +101,29 @@ class PromiseTests(base.BlazarTestCase):
         self.assertEqual({}, self.promise('cn1'))
         self.assertEqual(204, self.boot('cn1', 7168))
 
+    def test_a_consumer_placement_kept_without_allocations_is_reused(self):
+        # Placement makes a new consumer, then its allocations, and
+        # removes the consumer when they fail: killed in between (the
+        # soak kills it), it keeps the consumer with none, and shows no
+        # generation for it. Its cleanup left out here, as by that kill.
+        consumer = promises.promise_consumer(self.hosts['cn1'])
+        with mock.patch('placement.handlers.allocation.delete_consumers'):
+            refused = self.placement.client.post('/allocations', json={
+                consumer: {'allocations': {self.hosts['cn1']: {
+                    'resources': {'VCPU': 100000}}},
+                    'consumer_generation': None,
+                    'project_id': 'p', 'user_id': 'u'}},
+                microversion='1.28', raise_exc=False)
+        self.assertEqual(409, refused.status_code)
+        self.assertEqual({'allocations': {}}, self.placement.client.get(
+            '/allocations/%s' % consumer, microversion='1.28').json())
+        # Every write of cn1's promise met that consumer: refused as a
+        # concurrent update, again and again, until the lease was.
+        self.create_lease(self.reservation(7, affinity=True))
+        self.assertEqual({'VCPU': 14, 'MEMORY_MB': 7168, 'DISK_GB': 70},
+                         self.promise('cn1'))
+        self.assertEqual(409, self.boot('cn1', 1024))
+
     def others_write_first(self):
         """Other writers get to Placement first, as often as one sync
 

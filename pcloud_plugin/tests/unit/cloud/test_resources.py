@@ -65,6 +65,66 @@ class WriteAllocationsTests(base.TestCase):
         self.assertFalse(self.write(409, '{"errors": [{"st'))
 
 
+class EmptyConsumerTests(base.TestCase):
+    """A consumer Placement kept without allocations, written as new."""
+
+    KEPT = json.dumps({'errors': [{
+        'code': resources.CONCURRENT_UPDATE,
+        'detail': 'consumer generation conflict - expected 0 but got None'}]})
+    NOT_NEW = json.dumps({'errors': [{
+        'code': resources.CONCURRENT_UPDATE,
+        'detail': 'consumer generation conflict - expected null but got 0'}]})
+
+    def write(self, writes, *answers):
+        self.bodies = []
+        answers = list(answers)
+
+        def request(url, method, json=None, **_kwargs):
+            self.bodies.append(json)
+            return _answer(*answers.pop(0))
+        adapter = mock.Mock()
+        adapter.request.side_effect = request
+        return resources.PlacementSlots(adapter).write_allocations(writes)
+
+    def test_written_under_the_generation_placement_keeps(self):
+        writes = {'known': (5, {'rp': {'VCPU': 1}}, 'p'),
+                  'a-new': (None, {'rp': {'VCPU': 2}}, 'p'),
+                  'kept': (None, {'rp': {'VCPU': 3}}, 'p')}
+        self.assertTrue(self.write(writes, (409, self.KEPT),
+                                   (409, self.NOT_NEW), (204, ''),
+                                   (204, '')))
+        # The probes: empty writes under generation 0, one consumer each.
+        self.assertEqual([{'a-new': mock.ANY}, {'kept': mock.ANY}],
+                         self.bodies[1:3])
+        self.assertEqual(({}, 0), (
+            self.bodies[2]['kept']['allocations'],
+            self.bodies[2]['kept']['consumer_generation']))
+        written = self.bodies[3]
+        self.assertEqual((0, None, 5), tuple(
+            written[c]['consumer_generation']
+            for c in ('kept', 'a-new', 'known')))
+        self.assertEqual({'rp': {'resources': {'VCPU': 3}}},
+                         written['kept']['allocations'])
+
+    def test_another_writers_conflict_is_read_again(self):
+        # No consumer written as new is the one Placement keeps: a
+        # concurrent writer made it; read again.
+        self.assertFalse(self.write(WRITES, (409, self.KEPT),
+                                    (409, self.NOT_NEW)))
+        self.assertFalse(self.write(
+            {'known': (5, {'rp': {'VCPU': 1}}, 'p')}, (409, self.KEPT)))
+        self.assertEqual(1, len(self.bodies))
+
+    def test_a_consumer_with_allocations_is_never_probed(self):
+        # Generation 2: it has allocations (written by another meanwhile);
+        # an empty write under it would remove them. Read again.
+        self.assertFalse(self.write(WRITES, (409, json.dumps({'errors': [{
+            'code': resources.CONCURRENT_UPDATE,
+            'detail': 'consumer generation conflict - expected 2 but got '
+                      'None'}]}))))
+        self.assertEqual(1, len(self.bodies))
+
+
 class SlotsTests(base.TestCase):
     """Inventory writes on a host's child provider meeting other writers."""
 
