@@ -48,6 +48,7 @@ import sqlalchemy as sa
 
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.osc import client as pcloud_client
+from pcloud_plugin.sandbox import blazar_proc
 from pcloud_plugin.sandbox import common
 
 from pcloud_plugin.sandbox.demo import commands
@@ -82,9 +83,6 @@ def _stop(sandbox):
     shutil.rmtree(sandbox.state_dir, ignore_errors=True)
 
 
-BACKFILL_INTERVAL = 5
-
-
 def get_sandbox(blazar_filters=False):
     """This process's running sandbox of a variant, started on first use."""
     with _LOCK:
@@ -105,9 +103,9 @@ def get_sandbox(blazar_filters=False):
                 # for their stories only: the stories with sandboxes of
                 # their own (the soak among them) run without.
                 blazar_options=None if blazar_filters else {'pcloud': {
-                    'backfill_interval': BACKFILL_INTERVAL,
+                    'backfill_interval': blazar_proc.HEALING_INTERVAL,
                     'backfill_warning': 30,
-                    'maintenance_interval': BACKFILL_INTERVAL}})
+                    'maintenance_interval': blazar_proc.HEALING_INTERVAL}})
             try:
                 sandbox.start()
             except BaseException:
