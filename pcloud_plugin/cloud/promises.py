@@ -204,7 +204,8 @@ def carried(holds, claims, max_units):
 def promised(claims, now, holds, placed, proposed=None, max_units=None):
     """{provider: {class: n}} each provider's promise must carry.
 
-    :param claims: res_db.claims_on rows
+    :param claims: res_db.claims_on rows: those of holds, proposed and
+        placed one by one (the others' may come summed, of consumer None)
     :param holds: {reservation id: ({provider: {class: n}}, end)} of the
         holds being written (end None: open-ended), which stand for their
         claims in the ledger; empty amounts: the hold is dropped, and its
@@ -329,7 +330,10 @@ class Promises:
         current.update((c, self.placement.allocations_of(c))
                        for c in consumers - current.keys())
         now = timeutils.utcnow().replace(microsecond=0)
-        claims, max_units = res_db.claims_on(self.context, providers, now)
+        # Claims promised needs one by one: the rest come summed.
+        named = set(holds).union(proposed or (), *placed.values())
+        claims, max_units = res_db.claims_on(self.context, providers, now,
+                                             named)
         wanted = promised(claims, now, holds, placed, proposed,
                           max_units)
         desired = {}

@@ -167,9 +167,10 @@ class Details:
     traits: frozenset
     aggregates: frozenset
     usage: types.MappingProxyType   # class name -> UsageSteps, all time
-    # Each claim, all time: (class name, start, end, used, consumer);
-    # None until asked for (ProviderCache.with_claims): the consumers are
-    # the costliest column to decode, and only promises need them.
+    # Each claim, all time: (class name, start, end, used, consumer), as
+    # a read of few providers has them (one read for both); None after a
+    # full read, which leaves the consumers out (the costliest column to
+    # decode). ProviderCache.claimed looks there for a claim read twice.
     claims: tuple = None
 
     @functools.cached_property
@@ -248,28 +249,6 @@ class ProviderCache:
         if complete and (not kept or len(entries) > len(keys)):
             for rp_id in set(entries) - set(keys):
                 entries.pop(rp_id, None)
-        return details
-
-    def with_claims(self, session, providers):
-        """As get, each Details with its claims, read for those that had
-
-        none yet.
-        """
-        details = self.get(session, providers)
-        missing = [rp_id for rp_id, about in details.items()
-                   if about.claims is None]
-        if missing:
-            claims = self._read_claims(session, missing)
-            entries = self._by_engine[session.connection().engine]
-            kept = not session.info.get(UNCOMMITTED)
-            for rp_id in missing:
-                about = dataclasses.replace(details[rp_id],
-                                            claims=claims[rp_id])
-                # Unless a concurrent read replaced the entry meanwhile.
-                entry = entries.get(rp_id)
-                if kept and entry is not None and entry[1] is details[rp_id]:
-                    entries[rp_id] = (entry[0], about)
-                details[rp_id] = about
         return details
 
     def current(self, session, providers):

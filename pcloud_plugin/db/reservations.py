@@ -189,44 +189,109 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
 # max_unit}}.
 Fenced = collections.namedtuple('Fenced', 'claims max_units')
 
+# How often claims_on reads again while writers keep moving generations.
+_STEADY_READS = 5
+
 
 @db_api.retry_on_deadlock
-def claims_on(context, provider_uuids, after):
+def claims_on(context, provider_uuids, after, consumers=()):
     """Fenced: the ledger claims on these providers that end after
 
     ``after``, but for whole hosts (host leases and pclouds' own hosts)
-    and Placement's own usage mirrored (already allocated there), and
-    the providers' max units: what cloud.promises fences in Placement.
+    and Placement's own usage mirrored (already allocated there); and the
+    providers' max units: what cloud.promises fences in Placement.
 
-    Both come from what provider_cache keeps of each provider, read again
-    only once its generation has moved (and not after this process's own
-    claims), so an admission reads rows for the providers it claims on,
-    and for the host reservations among their consumers, not for every
-    claim already there.
+    The claims of ``consumers`` come one by one; of all others, only
+    what a promise needs, their sum at each moment, as claims of
+    consumer None, one for each step of it. The sum is provider_cache's
+    usage steps (read again only once a provider's generation moved, and
+    not after this process's own claims) less the claims read here, so
+    an admission reads rows for the consumers it names and the claims
+    left out, not for every claim already on its providers.
     """
     if not provider_uuids:
         return Fenced([], {})
+    consumers = set(consumers)
     with db_api.reader(context) as session:
-        providers = session.execute(
-            sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation).where(
-                _RP.c.uuid.in_(sorted(provider_uuids)))).all()
-        if not providers:
-            return Fenced([], {})
-        details = provider_cache.CACHE.with_claims(session, providers)
-        claims = [(uuid,) + claim for rp_id, uuid, _gen in providers
-                  for claim in details[rp_id].claims
-                  if claim[2] > after and not claim[4].startswith(
-                      (WHOLE_HOST, db_claims.USAGE_PREFIX))]
-        # A host reservation's claim is recorded after it is made, which
-        # moves no generation: asked each time.
-        hosts = set(session.execute(
-            sa.select(_HOST_RES.c.reservation_id).distinct()
-            .join(_ALLOC, _ALLOC.c.consumer_id == _HOST_RES.c.reservation_id)
-            .where(_ALLOC.c.resource_provider_id.in_(
-                sorted(rp_id for rp_id, _u, _g in providers)),
-                _ALLOC.c.end_time > after)).scalars()) if claims else set()
-    return Fenced(
-        [claim for claim in claims if claim[5] not in hosts],
-        {uuid: {rc: inventory.max_unit
-                for rc, inventory in details[rp_id].inventories.items()}
-         for rp_id, uuid, _gen in providers})
+        for _read in range(_STEADY_READS):
+            providers = _generations(session, provider_uuids)
+            if not providers:
+                return Fenced([], {})
+            details = provider_cache.CACHE.get(session, providers)
+            rows = _named_or_left_out(session, providers, after, consumers)
+            # The steps and the rows agree unless a write came between
+            # (READ COMMITTED): every write of claims moves a generation.
+            if _generations(session, provider_uuids) == providers:
+                break
+        else:
+            raise exception.ConcurrentUpdateDetected(
+                attempts=_STEADY_READS,
+                providers=', '.join(sorted(provider_uuids)))
+    return fenced(providers, details, rows, consumers, after)
+
+
+def fenced(providers, details, rows, consumers, after):
+    """claims_on's answer from what it read: providers as (id, uuid,
+
+    generation), their provider_cache Details by id, _named_or_left_out's
+    rows, the consumers named and the moment.
+    """
+    uuids = {rp_id: uuid for rp_id, uuid, _gen in providers}
+    claims, less = [], collections.defaultdict(list)
+    for rp_id, rc, start, end, used, consumer, left_out in rows:
+        less[rp_id, rc].append((start, end, -used))
+        if consumer in consumers and not left_out:
+            claims.append((uuids[rp_id], rc, start, end, used, consumer))
+    for rp_id, uuid in uuids.items():
+        for rc, steps in details[rp_id].usage.items():
+            if (rp_id, rc) in less:
+                steps = steps.plus(less[rp_id, rc])
+            # One claim for each level, where claims read here and left
+            # out of the sum leave the same level on both sides.
+            moments = []
+            for moment, level in steps.between(after, window_mod.FOREVER):
+                if not moments or level != moments[-1][1]:
+                    moments.append((moment, level))
+            moments.append((window_mod.FOREVER, 0))
+            claims.extend(
+                (uuid, rc, start, end, level, None)
+                for (start, level), (end, _next) in zip(moments, moments[1:])
+                if level > 0)
+    return Fenced(claims, {
+        uuid: {rc: inventory.max_unit
+               for rc, inventory in details[rp_id].inventories.items()}
+        for rp_id, uuid in uuids.items()})
+
+
+def _generations(session, provider_uuids):
+    """[(id, uuid, generation)] of the providers that exist, by id."""
+    return session.execute(
+        sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation).where(
+            _RP.c.uuid.in_(sorted(provider_uuids))).order_by(_RP.c.id)).all()
+
+
+def _named_or_left_out(session, providers, after, consumers):
+    """[(provider id, class, start, end, used, consumer, left out)] of
+
+    the claims on providers ending after ``after`` that claims_on names
+    (of ``consumers``) or leaves out (whole hosts, Placement's usage and
+    host reservations': a host reservation's claim is recorded after it
+    is made, which moves no generation, so it is asked each time).
+    """
+    hosted = _ALLOC.c.consumer_id.in_(sa.select(_HOST_RES.c.reservation_id))
+    left_out = sa.or_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST),
+                      _ALLOC.c.consumer_id.startswith(
+                          db_claims.USAGE_PREFIX),
+                      hosted)
+    wanted = sa.or_(left_out, _ALLOC.c.consumer_id.in_(sorted(consumers))) \
+        if consumers else left_out
+    rows = session.execute(sa.select(
+        _ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
+        _ALLOC.c.start_time, _ALLOC.c.end_time, _ALLOC.c.used,
+        _ALLOC.c.consumer_id, left_out).where(
+        _ALLOC.c.resource_provider_id.in_(
+            [rp_id for rp_id, _u, _g in providers]),
+        _ALLOC.c.end_time > after, wanted)).all()
+    names = provider_cache.class_names(session) if rows else {}
+    return [(rp_id, names[rc_id], start, end, used, consumer, bool(out))
+            for rp_id, rc_id, start, end, used, consumer, out in rows]

@@ -41,6 +41,14 @@ class InstanceRecordsPostgreSQL(test_reservations.RecordTests):
     FIXTURE = base.PostgresqlLedgerFixture
 
 
+class ClaimsOnMySQL(test_reservations.ClaimsOnTests):
+    FIXTURE = base.MySQLLedgerFixture
+
+
+class ClaimsOnPostgreSQL(test_reservations.ClaimsOnTests):
+    FIXTURE = base.PostgresqlLedgerFixture
+
+
 class HostRecordsMySQL(test_host_reservations.RecordTests):
     FIXTURE = base.MySQLLedgerFixture
 

@@ -23,8 +23,12 @@ from unittest import mock
 
 import fixtures
 
+from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.clients import placement as placement_client
 from pcloud_plugin.cloud import promises
+from pcloud_plugin.db import claims as db_claims
+from pcloud_plugin.db import provider_cache
 from pcloud_plugin.db import reservations as res_db
 from pcloud_plugin import exception
 from pcloud_plugin.tests import base
@@ -193,6 +197,71 @@ class PromisedTests(base.TestCase):
             self.assertEqual(expected,
                              promises.promised(live, NOW, {}, placed),
                              claims)
+
+
+class FencedTests(base.TestCase):
+    """What claims_on answers, the claims named and the others summed
+
+    (res_db.fenced), promises and carries what every claim one by one
+    would.
+    """
+
+    def test_random_claims_promise_the_same_named_or_summed(self):
+        rng = random.Random(35)
+        classes = ('VCPU', 'MEMORY_MB')
+        providers = [(1, 'p', 4), (2, 'q', 7)]
+        host = res_db.WHOLE_HOST + 'h'
+        usage = db_claims.USAGE_PREFIX + 'u'
+        for case in range(2000):
+            # (provider id, class, start, end, used, consumer, left out)
+            claims = []
+            for n in range(rng.randint(0, 10)):
+                rid = rng.choice(['r0', 'r1', 'r2', 'r3', 'r4', host,
+                                  usage, 'booked'])
+                start = rng.randint(-5, 10)
+                end = (window_mod.FOREVER if rng.random() < 0.1
+                       else _at(start + rng.randint(1, 6)))
+                claims.append((rng.choice([1, 2]), rng.choice(classes),
+                               _at(start), end, rng.randint(1, 9), rid,
+                               rid in (host, usage, 'booked')))
+            live = [c for c in claims if c[3] > NOW]
+            rids = ['r0', 'r1', 'r2', 'r3', 'r4']
+            holds = {rid: ({rp: {rc: rng.randint(0, 9) for rc in classes}
+                            for rp in rng.sample('pq', rng.randint(0, 2))},
+                           _at(rng.randint(1, 9)))
+                     for rid in rng.sample(rids, rng.randint(0, 2))}
+            proposed = {rid: ({'p': {'VCPU': rng.randint(1, 9)}},
+                              _at(s), _at(s + rng.randint(1, 4)))
+                        for rid in rng.sample(rids, rng.randint(0, 2))
+                        for s in [rng.randint(-2, 8)]}
+            placed = {rp: {rid: {} for rid in rng.sample(rids, 2)}
+                      for rp in 'pq'}
+            named = set(holds).union(proposed, *placed.values())
+            max_units = {uuid: {rc: cap for rc in classes}
+                         for _id, uuid, cap in providers}
+            uuids = {rp_id: uuid for rp_id, uuid, _cap in providers}
+            # As claims_on read them before: every claim one by one.
+            each = [(uuids[c[0]],) + c[1:6] for c in live if not c[6]]
+            details = {rp_id: provider_cache.Details(
+                inventories={rc: inv_mod.Inventory(100, max_unit=cap)
+                             for rc in classes},
+                traits=frozenset(), aggregates=frozenset(),
+                usage={rc: window_mod.UsageSteps(
+                    [c[2:5] for c in claims if c[:2] == (rp_id, rc)])
+                    for rc in classes})
+                for rp_id, _uuid, cap in providers}
+            rows = [c for c in live if c[5] in named or c[6]]
+            answer = res_db.fenced([(rp_id, uuid, 0) for rp_id, uuid, _c
+                                    in providers], details, rows, named, NOW)
+            self.assertEqual(max_units, answer.max_units)
+            self.assertEqual(
+                promises.promised(each, NOW, holds, placed, proposed,
+                                  max_units),
+                promises.promised(answer.claims, NOW, holds, placed,
+                                  proposed, max_units), (case, claims))
+            self.assertEqual(promises.carried(holds, each, max_units),
+                             promises.carried(holds, answer.claims,
+                                              max_units), (case, claims))
 
 
 class PiecesTest(base.TestCase):

@@ -145,8 +145,26 @@ class ClaimsOnTests(base.LedgerTestCase):
         db_claims.claim(self.context, consumer, amounts, hours(start),
                         hours(end))
 
-    def _claims_on(self, uuids, after):
-        return res_db.claims_on(self.context, uuids, after).claims
+    def _claims_on(self, uuids, after, consumers=()):
+        return res_db.claims_on(self.context, uuids, after,
+                                consumers).claims
+
+    @staticmethod
+    def _named(claims):
+        return sorted(claim for claim in claims if claim[5] is not None)
+
+    @staticmethod
+    def _summed(claims):
+        """{(provider uuid, class): [(start, end, used)]} of the claims
+
+        of consumer None: the others', summed.
+        """
+        found = {}
+        for uuid, rc, start, end, used, consumer in sorted(
+                claims, key=lambda c: c[:4]):
+            if consumer is None:
+                found.setdefault((uuid, rc), []).append((start, end, used))
+        return found
 
     def test_the_max_units_of_the_providers_known(self):
         db_providers.set_inventories(self.context, 'u-cn2', {
@@ -158,28 +176,170 @@ class ClaimsOnTests(base.LedgerTestCase):
             res_db.claims_on(self.context, {'u-cn1', 'u-cn2', 'u-none'},
                              hours(0)).max_units)
 
-    def test_instance_claims_with_their_class(self):
-        res_db.create(self.context, 'r1', dict(
-            lease_id='l', project_id='p', resource_id='b', vcpus=1,
-            memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
-            end_time=hours(2), resource_class='CUSTOM_R1'), [])
+    def test_named_claims_one_by_one_the_others_summed(self):
         self._claim('r1', {'u-cn1': {'VCPU': 2, 'MEMORY_MB': 512}})
         self._claim('r2', {'u-cn1': {'MEMORY_MB': 128}, 'u-cn2': {
             'VCPU': 1}})
-        # Not fenced: whole hosts, Placement's usage, ended claims, and
-        # the providers not asked for.
+        self._claim('r4', {'u-cn1': {'VCPU': 3}}, start=1, end=3)
+        # Left out, named or not: whole hosts, Placement's usage; and
+        # claims ended.
         self._claim(res_db.WHOLE_HOST + 'x', {'u-cn1': {'VCPU': 1}})
         self._claim(db_claims.USAGE_PREFIX + 'y', {'u-cn1': {'VCPU': 1}})
         self._claim('r3', {'u-cn1': {'VCPU': 1}}, end=1)
+        claims = self._claims_on({'u-cn1', 'u-none'}, hours(1), {
+            'r1', 'r3', res_db.WHOLE_HOST + 'x', 'nobody'})
         self.assertEqual(
-            sorted([('u-cn1', 'MEMORY_MB', hours(0), hours(2), 512, 'r1'),
-                    ('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1'),
-                    ('u-cn1', 'MEMORY_MB', hours(0), hours(2), 128, 'r2')]),
-            sorted(self._claims_on({'u-cn1', 'u-none'}, hours(1))))
+            [('u-cn1', 'MEMORY_MB', hours(0), hours(2), 512, 'r1'),
+             ('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
+            self._named(claims))
+        self.assertEqual(
+            {('u-cn1', 'MEMORY_MB'): [(hours(1), hours(2), 128)],
+             ('u-cn1', 'VCPU'): [(hours(1), hours(3), 3)]},
+            self._summed(claims))
+        # None named: r1 in the sum too.
+        claims = self._claims_on({'u-cn1', 'u-cn2'}, hours(1))
+        self.assertEqual([], self._named(claims))
+        self.assertEqual(
+            {('u-cn1', 'MEMORY_MB'): [(hours(1), hours(2), 640)],
+             ('u-cn1', 'VCPU'): [(hours(1), hours(2), 5),
+                                 (hours(2), hours(3), 3)],
+             ('u-cn2', 'VCPU'): [(hours(1), hours(2), 1)]},
+            self._summed(claims))
         self.assertEqual([], self._claims_on({'u-none'}, hours(1)))
-        self.assertEqual(['u-cn1', 'u-cn2'], sorted({
-            row[0] for row in self._claims_on(
-                {'u-cn1', 'u-cn2'}, hours(1))}))
+
+    def _rows_read(self):
+        """A list of how many rows each read of allocations returned."""
+        seen = []
+
+        def after(conn, cursor, statement, params, _context, _many):
+            if not statement.lstrip().upper().startswith('SELECT') or \
+                    'FROM allocations' not in statement:
+                return
+            if cursor.rowcount >= 0:
+                seen.append(cursor.rowcount)
+                return
+            # SQLite says -1 until they are fetched: counted apart.
+            counter = conn.connection.dbapi_connection.cursor()
+            try:
+                counter.execute('SELECT count(*) FROM (%s) AS counted'
+                                % statement, params)
+                seen.append(counter.fetchone()[0])
+            finally:
+                counter.close()
+        sqlalchemy.event.listen(self.engine, 'after_cursor_execute', after)
+        self.addCleanup(sqlalchemy.event.remove, self.engine,
+                        'after_cursor_execute', after)
+        return seen
+
+    def _record(self, rid):
+        res_db.create(self.context, rid, dict(
+            lease_id='l', project_id='p', resource_id='b', vcpus=1,
+            memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
+            end_time=hours(2), resource_class='CUSTOM_R1'), [])
+
+    def test_rows_read_are_the_named_not_every_claim_there(self):
+        for n in range(20):
+            self._claim('o%d' % n, {'u-cn1': {'MEMORY_MB': 100}},
+                        start=n % 3, end=n % 3 + 2)
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        first = self._claims_on({'u-cn1'}, hours(0), {'r1'})
+        rows = self._rows_read()
+        self.assertEqual(first, self._claims_on({'u-cn1'}, hours(0),
+                                                {'r1'}))
+        self.assertEqual([1], rows, "r1's claim alone")
+        self.assertEqual([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
+                         self._named(first))
+        # 7 claims at each start, 7 + 7 + 6 from hour 1 to hour 2.
+        self.assertEqual(
+            {('u-cn1', 'MEMORY_MB'): [
+                (hours(0), hours(1), 700), (hours(1), hours(2), 1400),
+                (hours(2), hours(3), 1300), (hours(3), hours(4), 600)]},
+            self._summed(first))
+        # Another process's claim moves the generation: the provider's
+        # claims are read again, once.
+        with self.engine.begin() as conn:
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO allocations (resource_provider_id, "
+                "resource_class_id, consumer_id, used, start_time, "
+                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
+                "resource_providers rp, resource_classes rc WHERE "
+                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
+                {'s': hours(0), 'e': hours(3)})
+            conn.execute(sqlalchemy.text(
+                "UPDATE resource_providers SET generation = generation + 1"
+                " WHERE uuid = 'u-cn1'"))
+        del rows[:]
+        claims = self._claims_on({'u-cn1'}, hours(1), {'r1'})
+        self.assertEqual([22, 1], rows)
+        self.assertEqual({('u-cn1', 'VCPU'): [(hours(1), hours(3), 3)],
+                          ('u-cn1', 'MEMORY_MB'): [
+                              (hours(1), hours(2), 1400),
+                              (hours(2), hours(3), 1300),
+                              (hours(3), hours(4), 600)]},
+                         self._summed(claims))
+        # None named: r1's 2 and r2's 3 summed while both last.
+        self.assertEqual([(hours(1), hours(2), 5), (hours(2), hours(3), 3)],
+                         self._summed(self._claims_on(
+                             {'u-cn1'}, hours(1)))['u-cn1', 'VCPU'])
+        self.assertEqual([22, 1, 0], rows)
+
+    def test_this_processs_claim_is_in_the_sum_without_a_read(self):
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        self._claims_on({'u-cn1', 'u-cn2'}, hours(0))
+        self._claim('r2', {'u-cn1': {'VCPU': 1, 'MEMORY_MB': 64},
+                           'u-cn2': {'VCPU': 4}}, start=1, end=3)
+        rows = self._rows_read()
+        self.assertEqual(
+            {('u-cn1', 'VCPU'): [(hours(0), hours(1), 2),
+                                 (hours(1), hours(2), 3),
+                                 (hours(2), hours(3), 1)],
+             ('u-cn1', 'MEMORY_MB'): [(hours(1), hours(3), 64)],
+             ('u-cn2', 'VCPU'): [(hours(1), hours(3), 4)]},
+            self._summed(self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
+        self.assertEqual([0], rows)
+        # Released: the generations move, and it is gone.
+        db_claims.release(self.context, 'r2')
+        self.assertEqual(
+            {('u-cn1', 'VCPU'): [(hours(0), hours(2), 2)]},
+            self._summed(self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
+
+    def test_a_claim_recorded_later_as_a_host_reservations_is_left_out(
+            self):
+        # Read between a host lease's claim and its record (which moves
+        # no generation): once the record is there, it is left out,
+        # named or not.
+        self._claim('h1', {'u-cn1': {'VCPU': 8}})
+        self.assertEqual({('u-cn1', 'VCPU'): [(hours(0), hours(2), 8)]},
+                         self._summed(self._claims_on({'u-cn1'}, hours(0))))
+        db_host.create(self.context, 'h1', dict(
+            lease_id='l', project_id='p', pcloud_id='pc', host_flavor='f',
+            amount=1, lease_type='IMMEDIATE', start_time=hours(0),
+            end_time=hours(2), state=db_host.INACTIVE))
+        self.assertEqual([], self._claims_on({'u-cn1'}, hours(0)))
+        self.assertEqual([], self._claims_on({'u-cn1'}, hours(0), {'h1'}))
+
+    def test_after_a_full_read_no_claim_is_read_but_the_named(self):
+        # A full read (a first snapshot) leaves the consumers out.
+        self.useFixture(fixtures.MockPatchObject(
+            provider_cache.ProviderCache, 'SCAN_ALL', 0))
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        self._claim('r2', {'u-cn1': {'VCPU': 1}}, start=1, end=3)
+        reads = self._reads_of_claims()
+        rows = self._rows_read()
+        expected = ([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
+                    {('u-cn1', 'VCPU'): [(hours(1), hours(3), 1)]})
+        claims = self._claims_on({'u-cn1'}, hours(0), {'r1'})
+        self.assertEqual(expected, (self._named(claims),
+                                    self._summed(claims)))
+        # (MySQL's full read is a row for each provider and class.)
+        self.assertEqual(2, len(rows), 'a full read, then the named')
+        self.assertEqual(1, rows[1])
+        self.assertNotIn('consumer_id', reads[0])
+        claims = self._claims_on({'u-cn1'}, hours(0), {'r1'})
+        self.assertEqual(expected, (self._named(claims),
+                                    self._summed(claims)))
+        self.assertEqual(3, len(rows))
+        self.assertEqual(1, rows[2])
 
     def _reads_of_claims(self):
         """A list that gathers each read of allocations' windows made."""
@@ -194,86 +354,55 @@ class ClaimsOnTests(base.LedgerTestCase):
                         'before_cursor_execute', before)
         return seen
 
-    def _record(self, rid):
-        res_db.create(self.context, rid, dict(
-            lease_id='l', project_id='p', resource_id='b', vcpus=1,
-            memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
-            end_time=hours(2), resource_class='CUSTOM_R1'), [])
-
-    def test_claims_are_read_again_only_once_their_provider_moved(self):
-        self._record('r1')
-        self._claim('r1', {'u-cn1': {'VCPU': 2}})
-        self.assertEqual(1, len(self._claims_on(
-            {'u-cn1'}, hours(0))))
-        reads = self._reads_of_claims()
-        # Nothing moved: no claim is read.
-        self.assertEqual([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
-                         self._claims_on({'u-cn1'}, hours(1)))
-        self.assertEqual([], reads)
-        # Another process's claim moves the generation: read again.
-        self._record('r2')
+    def _another_process_claims(self, consumer, used):
         with self.engine.begin() as conn:
             conn.execute(sqlalchemy.text(
                 "INSERT INTO allocations (resource_provider_id, "
                 "resource_class_id, consumer_id, used, start_time, "
-                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
+                "end_time) SELECT rp.id, rc.id, :c, :u, :s, :e FROM "
                 "resource_providers rp, resource_classes rc WHERE "
                 "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
-                {'s': hours(0), 'e': hours(3)})
+                {'c': consumer, 'u': used, 's': hours(0), 'e': hours(3)})
             conn.execute(sqlalchemy.text(
                 "UPDATE resource_providers SET generation = generation + 1"
                 " WHERE uuid = 'u-cn1'"))
-        self.assertEqual(['r1', 'r2'], sorted(
-            row[5] for row in self._claims_on(
-                {'u-cn1'}, hours(1))))
-        self.assertEqual(1, len(reads))
-        # Claims ended by a later moment are left out of what is kept.
-        self.assertEqual(['r2'], [row[5] for row in self._claims_on(
-            {'u-cn1'}, hours(2))])
-        self.assertEqual(1, len(reads))
 
-    def test_this_processs_claim_is_there_without_a_read(self):
-        self._record('r1')
+    def test_a_write_between_the_sum_and_the_named_is_read_again(self):
+        # Another process's claim committed after the steps were read,
+        # before the named rows: under READ COMMITTED (PostgreSQL's and
+        # SQLite's way) the rows see it, so all is read again; under
+        # REPEATABLE READ (MariaDB's default) neither does.
+        read_committed = self.engine.dialect.name != 'mysql'
         self._claim('r1', {'u-cn1': {'VCPU': 2}})
-        self._claims_on({'u-cn1', 'u-cn2'}, hours(0))
-        self._claim('r2', {'u-cn1': {'VCPU': 1, 'MEMORY_MB': 64},
-                           'u-cn2': {'VCPU': 4}}, start=1, end=3)
-        reads = self._reads_of_claims()
+        real = res_db._named_or_left_out
+        writes = []
+
+        def named_or_left_out(*args):
+            if not writes:
+                writes.append(1)
+                self._another_process_claims('r2', 3)
+            return real(*args)
+
+        with fixtures.MockPatchObject(res_db, '_named_or_left_out',
+                                      named_or_left_out):
+            claims = self._claims_on({'u-cn1'}, hours(0), {'r2'})
+        r1_alone = {('u-cn1', 'VCPU'): [(hours(0), hours(2), 2)]}
         self.assertEqual(
-            sorted([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1'),
-                    ('u-cn1', 'MEMORY_MB', hours(1), hours(3), 64, 'r2'),
-                    ('u-cn1', 'VCPU', hours(1), hours(3), 1, 'r2'),
-                    ('u-cn2', 'VCPU', hours(1), hours(3), 4, 'r2')]),
-            sorted(self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
-        self.assertEqual([], reads)
-        # Released: the generations move, and it is gone.
-        db_claims.release(self.context, 'r2')
-        self.assertEqual(['r1'], [row[5] for row in self._claims_on(
-            {'u-cn1', 'u-cn2'}, hours(0))])
+            ([('u-cn1', 'VCPU', hours(0), hours(3), 3, 'r2')]
+             if read_committed else [], r1_alone),
+            (self._named(claims), self._summed(claims)))
 
-    def test_a_claim_recorded_later_as_a_host_reservations_is_not_fenced(
-            self):
-        # Read between a host lease's claim and its record (which moves
-        # no generation): once the record is there, it is left out.
-        self._claim('h1', {'u-cn1': {'VCPU': 8}})
-        self.assertEqual(['h1'], [row[5] for row in self._claims_on(
-            {'u-cn1'}, hours(0))])
-        db_host.create(self.context, 'h1', dict(
-            lease_id='l', project_id='p', pcloud_id='pc', host_flavor='f',
-            amount=1, lease_type='IMMEDIATE', start_time=hours(0),
-            end_time=hours(2), state=db_host.INACTIVE))
-        self.assertEqual([], self._claims_on({'u-cn1'}, hours(0)))
+        def always(*args):
+            self._another_process_claims('r%d' % (3 + len(writes)), 0)
+            writes.append(1)
+            return real(*args)
 
-    def test_claims_left_out_of_a_full_read_are_read_when_asked_for(self):
-        # A full read (a first snapshot) leaves the consumers out.
-        self.useFixture(fixtures.MockPatchObject(
-            provider_cache.ProviderCache, 'SCAN_ALL', 0))
-        self._record('r1')
-        self._claim('r1', {'u-cn1': {'VCPU': 2}})
-        reads = self._reads_of_claims()
-        self.assertEqual([('u-cn1', 'VCPU', hours(0), hours(2), 2, 'r1')],
-                         self._claims_on({'u-cn1'}, hours(0)))
-        self.assertEqual(2, len(reads), 'a full read, then its claims')
-        self.assertNotIn('consumer_id', reads[0])
-        self.assertEqual(1, len(self._claims_on({'u-cn1'}, hours(0))))
-        self.assertEqual(2, len(reads))
+        with fixtures.MockPatchObject(res_db, '_named_or_left_out', always):
+            if read_committed:
+                self.assertRaises(exception.ConcurrentUpdateDetected,
+                                  self._claims_on, {'u-cn1'}, hours(0))
+            else:
+                self.assertEqual(
+                    {('u-cn1', 'VCPU'): [(hours(0), hours(2), 5),
+                                         (hours(2), hours(3), 3)]},
+                    self._summed(self._claims_on({'u-cn1'}, hours(0))))
