@@ -201,11 +201,11 @@ def carried(holds, claims, max_units):
     return found
 
 
-def promised(claims, now, holds, placed, proposed=None, max_units=None):
+def promised(claims, now, holds, placed, proposed=None, max_units=None,
+             summed=None):
     """{provider: {class: n}} each provider's promise must carry.
 
-    :param claims: res_db.claims_on rows: those of holds, proposed and
-        placed one by one (the others' may come summed, of consumer None)
+    :param claims: res_db.claims_on rows
     :param holds: {reservation id: ({provider: {class: n}}, end)} of the
         holds being written (end None: open-ended), which stand for their
         claims in the ledger; empty amounts: the hold is dropped, and its
@@ -220,6 +220,10 @@ def promised(claims, now, holds, placed, proposed=None, max_units=None):
         moment
     :param max_units: {provider: {class: max_unit}}: what a hold carries
         of a claim over max_unit is promised (see carried)
+    :param summed: {(provider, class): UsageSteps} of the claims of any
+        other consumer, summed (res_db.claims_on names the consumers of
+        holds, proposed and placed): where nothing else is on a class,
+        its peak is the steps' own
     """
     proposed = proposed or {}
     max_units = max_units or {}
@@ -255,12 +259,30 @@ def promised(claims, now, holds, placed, proposed=None, max_units=None):
                                                   used))
     for (rp, rc, _rid), intervals in changing.items():
         spans[rp, rc].extend(_highest(intervals))
+    peaks = {}
+    for (rp, rc), steps in (summed or {}).items():
+        if rc not in resources.SLOT_CLASSES:
+            continue
+        if (rp, rc) in spans:
+            spans[rp, rc].extend(_intervals(steps, now))
+        else:
+            peaks[rp, rc] = steps.peak(now, window_mod.FOREVER)[0]
+    peaks.update((key, _peak(intervals)) for key, intervals in spans.items())
     found = collections.defaultdict(dict)
-    for (rp, rc), intervals in spans.items():
-        extra = _peak(intervals) - held[rp, rc]
+    for (rp, rc), peak in peaks.items():
+        extra = peak - held[rp, rc]
         if extra > 0:
             found[rp][rc] = extra
     return dict(found)
+
+
+def _intervals(steps, now):
+    """UsageSteps from now on as [start, end) intervals of their level."""
+    moments = steps.between(now, window_mod.FOREVER)
+    moments.append((window_mod.FOREVER, 0))
+    return [(start, end, level)
+            for (start, level), (end, _next) in zip(moments, moments[1:])
+            if level > 0]
 
 
 class Promises:
@@ -332,10 +354,10 @@ class Promises:
         now = timeutils.utcnow().replace(microsecond=0)
         # Claims promised needs one by one: the rest come summed.
         named = set(holds).union(proposed or (), *placed.values())
-        claims, max_units = res_db.claims_on(self.context, providers, now,
-                                             named)
+        claims, max_units, summed = res_db.claims_on(
+            self.context, providers, now, named)
         wanted = promised(claims, now, holds, placed, proposed,
-                          max_units)
+                          max_units, summed)
         desired = {}
         for rp in providers:
             for k, piece in enumerate(pieces(wanted.get(rp, {}),

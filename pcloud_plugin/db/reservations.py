@@ -185,9 +185,10 @@ def usage_steps(context, resource_class, start, end, provider_uuids=None,
 
 
 # What cloud.promises fences on some providers: claims [(provider uuid,
-# class, start, end, used, consumer)], and {provider uuid: {class:
-# max_unit}}.
-Fenced = collections.namedtuple('Fenced', 'claims max_units')
+# class, start, end, used, consumer)] of the consumers named, {provider
+# uuid: {class: max_unit}}, and {(provider uuid, class): UsageSteps} of
+# the claims of all others, summed.
+Fenced = collections.namedtuple('Fenced', 'claims max_units summed')
 
 # How often claims_on reads again while writers keep moving generations.
 _STEADY_READS = 5
@@ -202,21 +203,20 @@ def claims_on(context, provider_uuids, after, consumers=()):
     providers' max units: what cloud.promises fences in Placement.
 
     The claims of ``consumers`` come one by one; of all others, only
-    what a promise needs, their sum at each moment, as claims of
-    consumer None, one for each step of it. The sum is provider_cache's
+    what a promise needs, their sum over time. The sum is provider_cache's
     usage steps (read again only once a provider's generation moved, and
     not after this process's own claims) less the claims read here, so
     an admission reads rows for the consumers it names and the claims
     left out, not for every claim already on its providers.
     """
     if not provider_uuids:
-        return Fenced([], {})
+        return Fenced([], {}, {})
     consumers = set(consumers)
     with db_api.reader(context) as session:
         for _read in range(_STEADY_READS):
             providers = _generations(session, provider_uuids)
             if not providers:
-                return Fenced([], {})
+                return Fenced([], {}, {})
             details = provider_cache.CACHE.get(session, providers)
             rows = _named_or_left_out(session, providers, after, consumers)
             # The steps and the rows agree unless a write came between
@@ -227,14 +227,14 @@ def claims_on(context, provider_uuids, after, consumers=()):
             raise exception.ConcurrentUpdateDetected(
                 attempts=_STEADY_READS,
                 providers=', '.join(sorted(provider_uuids)))
-    return fenced(providers, details, rows, consumers, after)
+    return fenced(providers, details, rows, consumers)
 
 
-def fenced(providers, details, rows, consumers, after):
+def fenced(providers, details, rows, consumers):
     """claims_on's answer from what it read: providers as (id, uuid,
 
     generation), their provider_cache Details by id, _named_or_left_out's
-    rows, the consumers named and the moment.
+    rows and the consumers named.
     """
     uuids = {rp_id: uuid for rp_id, uuid, _gen in providers}
     claims, less = [], collections.defaultdict(list)
@@ -242,25 +242,15 @@ def fenced(providers, details, rows, consumers, after):
         less[rp_id, rc].append((start, end, -used))
         if consumer in consumers and not left_out:
             claims.append((uuids[rp_id], rc, start, end, used, consumer))
+    summed = {}
     for rp_id, uuid in uuids.items():
         for rc, steps in details[rp_id].usage.items():
-            if (rp_id, rc) in less:
-                steps = steps.plus(less[rp_id, rc])
-            # One claim for each level, where claims read here and left
-            # out of the sum leave the same level on both sides.
-            moments = []
-            for moment, level in steps.between(after, window_mod.FOREVER):
-                if not moments or level != moments[-1][1]:
-                    moments.append((moment, level))
-            moments.append((window_mod.FOREVER, 0))
-            claims.extend(
-                (uuid, rc, start, end, level, None)
-                for (start, level), (end, _next) in zip(moments, moments[1:])
-                if level > 0)
+            summed[uuid, rc] = (steps.plus(less[rp_id, rc])
+                                if (rp_id, rc) in less else steps)
     return Fenced(claims, {
         uuid: {rc: inventory.max_unit
                for rc, inventory in details[rp_id].inventories.items()}
-        for rp_id, uuid in uuids.items()})
+        for rp_id, uuid in uuids.items()}, summed)
 
 
 def _generations(session, provider_uuids):

@@ -252,13 +252,14 @@ class FencedTests(base.TestCase):
                 for rp_id, _uuid, cap in providers}
             rows = [c for c in live if c[5] in named or c[6]]
             answer = res_db.fenced([(rp_id, uuid, 0) for rp_id, uuid, _c
-                                    in providers], details, rows, named, NOW)
+                                    in providers], details, rows, named)
             self.assertEqual(max_units, answer.max_units)
             self.assertEqual(
                 promises.promised(each, NOW, holds, placed, proposed,
                                   max_units),
                 promises.promised(answer.claims, NOW, holds, placed,
-                                  proposed, max_units), (case, claims))
+                                  proposed, max_units, answer.summed),
+                (case, claims))
             self.assertEqual(promises.carried(holds, each, max_units),
                              promises.carried(holds, answer.claims,
                                               max_units), (case, claims))
@@ -329,7 +330,8 @@ class SyncTests(base.TestCase):
         self.useFixture(fixtures.MockPatch(
             'pcloud_plugin.db.reservations.claims_on',
             return_value=res_db.Fenced(
-                [('rp', 'MEMORY_MB', later, later + hour, 100, 'r')], {})))
+                [('rp', 'MEMORY_MB', later, later + hour, 100, 'r')], {},
+                {})))
         self.waits = self.useFixture(fixtures.MockPatchObject(
             promises, '_sleep')).mock
 

@@ -19,6 +19,7 @@ import fixtures
 import sqlalchemy
 
 from pcloud_plugin.capacity import inventory as inv_mod
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import host_reservations as db_host
 from pcloud_plugin.db import provider_cache
@@ -146,8 +147,23 @@ class ClaimsOnTests(base.LedgerTestCase):
                         hours(end))
 
     def _claims_on(self, uuids, after, consumers=()):
-        return res_db.claims_on(self.context, uuids, after,
-                                consumers).claims
+        """claims_on's claims, and of its sums from ``after`` on, a claim
+
+        of consumer None for each level.
+        """
+        fenced = res_db.claims_on(self.context, uuids, after, consumers)
+        claims = list(fenced.claims)
+        for (uuid, rc), steps in fenced.summed.items():
+            levels = []
+            for moment, level in steps.between(after, window_mod.FOREVER):
+                if not levels or level != levels[-1][1]:
+                    levels.append((moment, level))
+            levels.append((window_mod.FOREVER, 0))
+            claims.extend(
+                (uuid, rc, start, end, level, None)
+                for (start, level), (end, _n) in zip(levels, levels[1:])
+                if level)
+        return claims
 
     @staticmethod
     def _named(claims):
