@@ -435,8 +435,10 @@ def _time(plugin, requests, engine=None, before=None):
 def _floor(engine, plugin, requests, runs):
     """(Shape of the first of requests' admissions, _Timings of its floor,
 
-    [rows read by each]): the first time a process's promise step meets
-    a host it reads that host's claims, so rows vary with the request.
+    [rows read by each]): rows grow with the hosts a request claims on
+    (their rows, and the claims a promise names), and the first
+    admission in a process to need the whole forest reads every
+    provider's row.
     """
     shapes = [database.shape(engine, lambda: _time(plugin, [request]))
               for request in requests]
@@ -673,7 +675,7 @@ def _report(hosts, results):
     rows = sorted(results['ours: warm'].rows)
     print('ours warm p50 / floor p50: x{:.1f}; target within x2: {}; '
           'rows read by each of {} admissions: median {:,}, {:,} to {:,} '
-          '(a host first met reads its claims)'.format(
+          '(with the hosts claimed on)'.format(
               warm / floor, _met(warm <= 2 * floor), len(rows),
               statistics.median_low(rows), rows[0], rows[-1]))
     if 'Blazar: warm' in results:
