@@ -35,6 +35,8 @@ from pcloud_plugin.capacity import inventory as inv_mod
 from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import models
 
+_RP = models.ResourceProvider.__table__
+
 # session.info key: this transaction has bumped provider generations and
 # not committed yet (see ProviderCache).
 UNCOMMITTED = 'pcloud_uncommitted_generations'
@@ -242,8 +244,16 @@ class ProviderCache:
             # never be committed.
             kept = not session.info.get(UNCOMMITTED)
             if kept:
+                # The read took several statements: a claim committed
+                # after the rows given moved its providers' generations,
+                # and what was read of them may hold it. Kept under the
+                # generation before, claimed() would add it again.
+                now = _generations(session, stale)
                 for rp_id in stale:
-                    entries[rp_id] = (keys[rp_id], details[rp_id])
+                    if now.get(rp_id) == keys[rp_id][1]:
+                        entries[rp_id] = (keys[rp_id], details[rp_id])
+                    else:
+                        kept = False
         # Once every provider given has an entry, equal sizes mean there
         # is no other to drop.
         if complete and (not kept or len(entries) > len(keys)):
@@ -426,6 +436,17 @@ class ProviderCache:
 CACHE = ProviderCache()
 
 
+def _generations(session, rp_ids):
+    """{provider id: generation} of the providers given that exist (above
+
+    SCAN_ALL, of every one: one scan beats a long IN list).
+    """
+    query = sa.select(_RP.c.id, _RP.c.generation)
+    if len(rp_ids) <= ProviderCache.SCAN_ALL:
+        query = query.where(_RP.c.id.in_(rp_ids))
+    return dict(session.execute(query).all())
+
+
 # --- usage snapshots: each provider's steps at a generation, kept in the
 # database so that a process's first read need not read every claim.
 
@@ -494,12 +515,7 @@ def save_usage(session, rows):
         return 0
     details = CACHE.get(session, stale)
     # Read again after the usage: a claim committed in between moved it.
-    # (Above SCAN_ALL, every row: one scan beats a long IN list.)
-    rp = models.ResourceProvider.__table__
-    query = sa.select(rp.c.id, rp.c.generation)
-    if len(stale) <= ProviderCache.SCAN_ALL:
-        query = query.where(rp.c.id.in_([row[0] for row in stale]))
-    now = dict(session.execute(query).all())
+    now = _generations(session, [row[0] for row in stale])
     class_ids = {name: rc_id for rc_id, name in class_names(session).items()}
     fresh = [row for row in stale if now.get(row[0]) == row[2]]
     # And those of providers no more, should a delete have left one.

@@ -507,6 +507,56 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual([hours(1), hours(2), hours(5), window_mod.FOREVER],
                          full[self.cn2]['VCPU'].times)
 
+    def test_a_claim_committed_during_a_full_read_is_counted_once(self):
+        # A full read leaves the consumers out. A claim committed between
+        # the provider rows and the claims it reads must not be kept
+        # under the generation before: its own process's claimed() would
+        # then add it a second time.
+        self._claim('a', {self.cn1: {'VCPU': 2}}, hours(0), hours(2))
+        window = window_mod.Window.of(hours(1), hours(3))
+        alloc = models.Allocation.__table__
+        every = provider_cache._every_claim
+        cache = provider_cache.ProviderCache()
+
+        def claim_b_then_read(session):
+            # As another thread of this process commits claim b.
+            rp_id = session.execute(sa.select(_RP.c.id).where(
+                _RP.c.uuid == self.cn1)).scalar()
+            rc_id = session.execute(sa.select(models.ResourceClass.id).where(
+                models.ResourceClass.name == 'VCPU')).scalar()
+            session.execute(alloc.insert().values(
+                resource_provider_id=rp_id, resource_class_id=rc_id,
+                consumer_id='b', used=3, start_time=window.start,
+                end_time=window.stored_end))
+            session.execute(_RP.update().where(_RP.c.id == rp_id).values(
+                generation=_RP.c.generation + 1))
+            return every(session)
+
+        def rows():
+            with db_api.reader(self.context) as session:
+                return session.execute(sa.select(
+                    _RP.c.id, _RP.c.uuid, _RP.c.generation)).all()
+
+        before = rows()
+        with fixtures.MockPatchObject(provider_cache.ProviderCache,
+                                      'SCAN_ALL', 0), \
+                fixtures.MockPatch('pcloud_plugin.db.provider_cache.'
+                                   '_every_claim', claim_b_then_read):
+            with db_api.writer(self.context) as session:
+                cache.get(session, before, complete=True)
+        # Claim b's commit event, come after the read kept its entries.
+        cache.claimed(self.engine,
+                      [r._mapping for r in before if r.uuid == self.cn1],
+                      {self.cn1: {'VCPU': 3}}, window, 'b')
+        with db_api.reader(self.context) as session:
+            now = rows()
+            kept = cache.get(session, now)
+            truth = provider_cache.ProviderCache().get(session, now)
+        cn1 = [r.id for r in now if r.uuid == self.cn1][0]
+        self.assertEqual([2, 5, 3, 0], truth[cn1].usage['VCPU'].levels)
+        self.assertEqual(truth[cn1].usage['VCPU'].levels,
+                         kept[cn1].usage['VCPU'].levels)
+
     # --- usage snapshots: a process's first read without every claim -----
 
     def _read_anew(self, scan_all):
