@@ -86,15 +86,6 @@ def offered(placed, host_uuid):
     return {ours: promised.get(theirs, 0) for ours, theirs in CLASSES.items()}
 
 
-def next_start(claims, now):
-    """When the first claim of ``claims`` (reservations.claims_on's) that
-
-    has not started starts, or None.
-    """
-    return min((start for _rp, _rc, start, _end, _used, _consumer in claims
-                if start > now), default=None)
-
-
 def inventory(offer, used):
     """Placement's inventory of one backfill class: ``offer`` units open,
 
@@ -168,8 +159,7 @@ class Backfill:
 
     def _host(self, host_uuid, host_name, now):
         offer = offered(self.placement.consumers_on(host_uuid), host_uuid)
-        until = next_start(res_db.claims_on(
-            self.context, [host_uuid], now).claims, now)
+        until = res_db.next_start(self.context, [host_uuid], now)
         if until is None:
             offer = dict.fromkeys(offer, 0)
         running = {}

@@ -260,6 +260,32 @@ def _generations(session, provider_uuids):
             _RP.c.uuid.in_(sorted(provider_uuids))).order_by(_RP.c.id)).all()
 
 
+def _left_out():
+    """Whether a claim is one claims_on leaves out: a whole host's,
+
+    Placement's usage or a host reservation's.
+    """
+    return sa.or_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST),
+                  _ALLOC.c.consumer_id.startswith(db_claims.USAGE_PREFIX),
+                  _ALLOC.c.consumer_id.in_(
+                      sa.select(_HOST_RES.c.reservation_id)))
+
+
+@db_api.retry_on_deadlock
+def next_start(context, provider_uuids, after):
+    """When the first claim on these providers that claims_on fences
+
+    starts after ``after``; None if none does.
+    """
+    with db_api.reader(context) as session:
+        return session.execute(
+            sa.select(sa.func.min(_ALLOC.c.start_time))
+            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .where(_RP.c.uuid.in_(sorted(provider_uuids)),
+                   _ALLOC.c.start_time > after,
+                   sa.not_(_left_out()))).scalar()
+
+
 def _named_or_left_out(session, providers, after, consumers):
     """[(provider id, class, start, end, used, consumer, left out)] of
 
@@ -268,11 +294,7 @@ def _named_or_left_out(session, providers, after, consumers):
     host reservations': a host reservation's claim is recorded after it
     is made, which moves no generation, so it is asked each time).
     """
-    hosted = _ALLOC.c.consumer_id.in_(sa.select(_HOST_RES.c.reservation_id))
-    left_out = sa.or_(_ALLOC.c.consumer_id.startswith(WHOLE_HOST),
-                      _ALLOC.c.consumer_id.startswith(
-                          db_claims.USAGE_PREFIX),
-                      hosted)
+    left_out = _left_out()
     wanted = sa.or_(left_out, _ALLOC.c.consumer_id.in_(sorted(consumers))) \
         if consumers else left_out
     rows = session.execute(sa.select(

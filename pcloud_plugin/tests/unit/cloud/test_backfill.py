@@ -39,13 +39,6 @@ class RulesTests(base.TestCase):
                           backfill.DISK_GB: 0},
                          backfill.offered(placed, 'h'))
 
-    def test_next_start_is_the_first_claim_not_started(self):
-        claims = [('h', 'VCPU', _at(-10), _at(50), 1, 'started'),
-                  ('h', 'VCPU', _at(30), _at(90), 1, 'next'),
-                  ('h', 'VCPU', _at(20), _at(25), 1, 'first')]
-        self.assertEqual(_at(20), backfill.next_start(claims, T0))
-        self.assertIsNone(backfill.next_start(claims[:1], T0))
-
     def test_inventory_never_below_what_servers_hold(self):
         self.assertEqual((8, 0, 8), self._inv(backfill.inventory(8, 3)))
         # Held beyond the offer: the rest reserved, none open.

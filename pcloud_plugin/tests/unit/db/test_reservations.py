@@ -182,6 +182,22 @@ class ClaimsOnTests(base.LedgerTestCase):
                 found.setdefault((uuid, rc), []).append((start, end, used))
         return found
 
+    def test_next_start_is_the_first_fenced_claim_not_started(self):
+        self._claim('started', {'u-cn1': {'VCPU': 1}}, -1, 5)
+        self.assertIsNone(res_db.next_start(self.context, ['u-cn1'],
+                                            hours(0)))
+        self._claim('next', {'u-cn1': {'VCPU': 1}}, 3, 9)
+        self._claim('first', {'u-cn1': {'VCPU': 1}}, 2, 3)
+        # Not fenced, or on another provider: passed over.
+        self._claim(res_db.WHOLE_HOST + 'x', {'u-cn1': {'VCPU': 1}}, 1, 2)
+        self._claim(db_claims.USAGE_PREFIX + 'y', {'u-cn1': {'VCPU': 1}},
+                    1, 2)
+        self._claim('elsewhere', {'u-cn2': {'VCPU': 1}}, 1, 2)
+        self.assertEqual(hours(2), res_db.next_start(
+            self.context, ['u-cn1'], hours(0)))
+        self.assertEqual(hours(3), res_db.next_start(
+            self.context, ['u-cn1'], hours(2)))
+
     def test_the_max_units_of_the_providers_known(self):
         db_providers.set_inventories(self.context, 'u-cn2', {
             'VCPU': inv_mod.Inventory(8, max_unit=4)})
