@@ -126,7 +126,7 @@ def _configure_blazar():
 
 
 def _use(blazar_url, ledger_url):
-    """Point Blazar's database and the ledger at these files."""
+    """Point Blazar's database and the ledger at these."""
     from blazar.db.sqlalchemy import facade_wrapper
 
     cfg.CONF.set_override('connection', blazar_url, group='database')
@@ -141,12 +141,11 @@ def _insert(engine, tables, rows_by_table):
                 conn.execute(tables[name].insert(), rows[i:i + 20000])
 
 
-def _load(tmp, data, with_blazar, ledger_url):
-    """(ledger engine, Blazar url, ledger url, seconds to load each)."""
+def _load(data, with_blazar, ledger_url, blazar_url):
+    """(ledger engine, seconds to load Blazar's database and the ledger)."""
     from blazar.db.sqlalchemy import models as bm
 
     now = datetime.datetime.utcnow()
-    blazar_url = 'sqlite:///%s' % os.path.join(tmp, 'blazar.db')
     began = time.perf_counter()
     engine = sa.create_engine(blazar_url)
     bm.Lease.metadata.create_all(engine)
@@ -158,8 +157,14 @@ def _load(tmp, data, with_blazar, ledger_url):
     engine = _use(blazar_url, ledger_url)
     migration.upgrade(engine=engine)
     _insert(engine, models.BASE.metadata.tables, data.ledger_rows(now))
-    return engine, blazar_url, ledger_url, (
-        blazar_s, time.perf_counter() - began)
+    return engine, (blazar_s, time.perf_counter() - began)
+
+
+def _blazar_engine():
+    """The engine of Blazar's own database, as its db api uses it."""
+    from blazar.db.sqlalchemy import facade_wrapper
+
+    return facade_wrapper._get_facade().writer.get_engine()
 
 
 # --- independent of our code: the ledger's rows, summed ----------------
@@ -438,10 +443,15 @@ def _floor(engine, plugin, requests, runs):
     [rows read by each]): rows grow with the hosts a request claims on
     (their rows, and the claims a promise names), and the first
     admission in a process to need the whole forest reads every
-    provider's row.
+    provider's row. Counted on the ledger and on Blazar's database,
+    where the admission writes the reservation's display row.
     """
-    shapes = [database.shape(engine, lambda: _time(plugin, [request]))
-              for request in requests]
+    shapes = []
+    for request in requests:
+        admission = _new_lease(request)
+        shapes.append(database.shape(
+            engine, lambda: _admit(plugin, *admission),
+            others=[_blazar_engine()]))
     of = shapes[0]
     timings = _Timings()
     for ms in database.floor(engine, of, runs):
@@ -553,15 +563,15 @@ def _say(message):
     print('instance_plugin: %s' % message, file=sys.stderr, flush=True)
 
 
-def _measure(hosts, reservations, counts, tmp, ledger_url):
+def _measure(hosts, reservations, counts, ledger_url, blazar_url):
     """(dataset, ledger engine, {label: _Timings}) at one scale."""
     scale = '{:,} x {:,}'.format(hosts, reservations)
     began = time.perf_counter()
     data = dataset.Dataset(hosts, reservations, seed=SEED)
     made_s = time.perf_counter() - began
     upstream = hosts <= UPSTREAM_AT
-    engine, blazar_url, ledger_url, (blazar_s, ledger_s) = _load(
-        tmp, data, upstream, ledger_url)
+    engine, (blazar_s, ledger_s) = _load(data, upstream, ledger_url,
+                                         blazar_url)
     # The harness's objects (the dataset above all) out of the garbage
     # collector's way; what the plugins keep from now on stays in it.
     gc.collect()
@@ -725,9 +735,12 @@ def run(quick=False):
     for hosts, reservations in SCALES:
         tmp = tempfile.mkdtemp(prefix='pcloud-bench-instances-')
         try:
-            with database.ledger_url(tmp) as ledger_url:
+            # Blazar's database beside the ledger, on the same server.
+            with database.ledger_url(tmp) as ledger_url, \
+                    database.ledger_url(tmp, 'blazar') as blazar_url:
                 data, engine, results = _measure(hosts, reservations,
-                                                 counts, tmp, ledger_url)
+                                                 counts, ledger_url,
+                                                 blazar_url)
                 _report(hosts, results)
                 if hosts <= UPSTREAM_AT:
                     _issue_15_report(data, engine, counts, results)

@@ -100,8 +100,11 @@ def ledger(tmp, name='ledger'):
 Shape = collections.namedtuple('Shape', 'commits statements rows')
 
 
-def shape(engine, call):
-    """The Shape of ``call()`` on ``engine`` (run once, untimed)."""
+def shape(engine, call, others=()):
+    """The Shape of ``call()`` on ``engine`` and the ``others`` it also
+
+    writes to (run once, untimed).
+    """
     counts = collections.Counter()
 
     def executed(conn, cursor, statement, parameters, _context, many):
@@ -125,13 +128,16 @@ def shape(engine, call):
 
     def commit(_conn):
         counts['commits'] += 1
-    sa.event.listen(engine, 'after_cursor_execute', executed)
-    sa.event.listen(engine, 'commit', commit)
+    engines = (engine,) + tuple(others)
+    for each in engines:
+        sa.event.listen(each, 'after_cursor_execute', executed)
+        sa.event.listen(each, 'commit', commit)
     try:
         call()
     finally:
-        sa.event.remove(engine, 'after_cursor_execute', executed)
-        sa.event.remove(engine, 'commit', commit)
+        for each in engines:
+            sa.event.remove(each, 'after_cursor_execute', executed)
+            sa.event.remove(each, 'commit', commit)
     return Shape(counts['commits'], counts['statements'], counts['rows'])
 
 
