@@ -35,6 +35,9 @@ class CommandFailed(Exception):
 class Cli:
     """The real command-line clients, with the sandbox's OS_* variables."""
 
+    # The longest pause between two tries of wait(), in seconds.
+    MAX_PAUSE = 4.0
+
     def __init__(self, sandbox):
         self.sandbox = sandbox
         self.path = os.pathsep.join((os.path.dirname(sys.executable),
@@ -62,8 +65,14 @@ class Cli:
         return json.loads(self.run(*args, '-f', 'json', user=user))
 
     def wait(self, title, args, done, user='admin', timeout=60):
-        """Run ``args`` again until ``done(output)``; return the output."""
+        """Run ``args`` again until ``done(output)``; return the output.
+
+        Half a second between the first tries, then longer, up to
+        MAX_PAUSE: each try is a new client process (a second or more of
+        CPU), and a lease's start is minutes away.
+        """
         deadline = time.monotonic() + timeout
+        pause = 0.5
         while True:
             output = self.json(*args, user=user)
             if done(output):
@@ -71,7 +80,8 @@ class Cli:
             if time.monotonic() > deadline:
                 raise AssertionError('%s: still %s after %ds'
                                      % (title, output, timeout))
-            time.sleep(0.5)
+            time.sleep(pause)
+            pause = min(pause * 1.5, self.MAX_PAUSE)
 
 
 def boot_fails(cli, name, flavor, user, *options):

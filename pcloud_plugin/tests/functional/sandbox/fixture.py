@@ -119,8 +119,11 @@ def get_sandbox(blazar_filters=False):
 class Cli(commands.Cli):
     """The real command-line clients; ``openstack`` forked from a process
 
-    that imported it once (cli_zygote): the stories run hundreds.
+    that imported it once (cli_zygote): the stories run hundreds. A try
+    costs a fork, so waits try every half second throughout.
     """
+
+    MAX_PAUSE = 0.5
 
     def _process(self, argv, env):
         if os.path.basename(argv[0]) != 'openstack':
