@@ -85,10 +85,12 @@ class _Maintenance:
     def setUp(self):
         super().setUp()
         self.services = Services(self.nova)
+        # Moments are counted from one, fixed: one read again later could
+        # have passed a second and miss what a booking stored.
+        self.t0 = timeutils.utcnow().replace(microsecond=0)
 
     def at(self, minutes):
-        return timeutils.utcnow().replace(microsecond=0) + \
-            datetime.timedelta(minutes=minutes)
+        return self.t0 + datetime.timedelta(minutes=minutes)
 
     def book(self, hosts, start, end, accept=False):
         return maintenance.book(
