@@ -156,6 +156,19 @@ class Notifications(fixtures.Fixture):
         return [p for t, p, _ in self.events if t == event_type]
 
 
+class StillTime(fixtures.Fixture):
+    """Time stands still (oslo's timeutils, which Blazar's manager and
+
+    our code read) unless a test moves it: lease dates to the minute and
+    a test's expectations then agree across a minute's turn.
+    """
+
+    def _setUp(self):
+        timeutils.set_time_override(timeutils.utcnow().replace(
+            microsecond=0))
+        self.addCleanup(timeutils.clear_time_override)
+
+
 class BlazarTestCase(base.LedgerTestCase):
     """Hosts in Placement (mirrored into the ledger):
 

@@ -88,6 +88,7 @@ class BackfillTests(base.BlazarTestCase):
     """
 
     def setUp(self):
+        self.useFixture(base.StillTime())
         super().setUp()
         self.servers = Servers(self)
         self.pass_ = backfill.Backfill(self.context, self.plugin.placement(),

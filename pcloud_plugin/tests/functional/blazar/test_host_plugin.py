@@ -67,11 +67,7 @@ def _reservation_of(lease):
 class HostLeaseTestCase(base.BlazarTestCase):
 
     def setUp(self):
-        # Time stands still unless a test moves it, so that lease dates
-        # to the minute and expectations agree across a minute's turn.
-        timeutils.set_time_override(timeutils.utcnow().replace(
-            microsecond=0))
-        self.addCleanup(timeutils.clear_time_override)
+        self.useFixture(base.StillTime())
         super().setUp()
         # Leased hosts count against the units quota: QuotaTests say how;
         # the others are about hosts and time, each host worth 4 units.

@@ -47,6 +47,10 @@ def _rid(lease):
 
 class PromiseTests(base.BlazarTestCase):
 
+    def setUp(self):
+        self.useFixture(base.StillTime())
+        super().setUp()
+
     def promise(self, host):
         held = self.placement.client.get('/allocations/%s' % (
             promises.promise_consumer(self.hosts[host]))).json()
