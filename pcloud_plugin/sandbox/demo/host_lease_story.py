@@ -33,9 +33,10 @@ def scheduled(story, cli, made):
     """
     demo = common.DEMO_USER
     name = 'demo-scheduled-host'
-    # At least a minute ahead: the lease is made before it starts.
-    start = commands.lease_date(datetime.timedelta(seconds=120))
-    end = commands.lease_date(datetime.timedelta(seconds=180))
+    # Its window, set as it is booked: the booking and the two refusals
+    # after it all come before its start. On a loaded machine they took
+    # over a minute (a start a minute ahead came first), so four.
+    window = {}
 
     def hosts():
         return cli.json('openstack', 'pcloud', 'host', 'list', 'demo-pcloud',
@@ -51,36 +52,40 @@ def scheduled(story, cli, made):
                'twice the host\'s own: openstack pcloud set', ratio)
 
     def book():
+        window['start'] = commands.lease_date(datetime.timedelta(minutes=5))
+        window['end'] = commands.lease_date(datetime.timedelta(minutes=6))
         cli.run('openstack', 'pcloud', 'lease', 'create', name, '--pcloud',
                 'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
-                'SCHEDULE', '--start-date', start, '--end-date', end,
-                user=demo)
+                'SCHEDULE', '--start-date', window['start'], '--end-date',
+                window['end'], user=demo)
         lease = cli.json('openstack', 'reservation', 'lease', 'show', name,
                          user=demo)
         if lease['status'] != 'PENDING' or hosts():
             raise AssertionError('before its start: %s, hosts %s'
                                  % (lease['status'], hosts()))
-        return 'PENDING until %s, the pcloud still empty' % start
-    story.step('the demo member books a host for %s to %s: openstack '
-               'pcloud lease create --type SCHEDULE' % (start, end), book)
+        return 'PENDING from %s to %s, the pcloud still empty' % (
+            window['start'], window['end'])
+    story.step('the demo member books a host for a minute, four to five '
+               'minutes ahead: openstack pcloud lease create --type '
+               'SCHEDULE', book)
 
     story.step('99 hosts then are a capacity conflict (409), not a server '
                'error', lambda: commands.conflict(cli, (
                    'openstack', 'pcloud', 'lease', 'create', name + '-99',
                    '--pcloud', 'demo-pcloud', '--host-flavor', 'demo.c16',
                    '--amount', '99', '--type', 'SCHEDULE', '--start-date',
-                   start, '--end-date', end), demo))
+                   window['start'], '--end-date', window['end']), demo))
     story.step('nor can the booked host be allocated for good now: the '
                'refusal says from when', lambda: commands.conflict(cli, (
                    'openstack', 'pcloud', 'add', 'host', 'demo-pcloud',
                    'rack-b', '--host-flavor', 'demo.c16'), demo,
-                   'booked from %s' % start.replace(' ', 'T')))
+                   'booked from %s' % window['start'].replace(' ', 'T')))
 
     def started():
         cli.wait('lease %s to start' % name,
                  ('openstack', 'reservation', 'lease', 'show', name),
                  lambda lease: lease['status'] == 'ACTIVE', user=demo,
-                 timeout=240)
+                 timeout=420)
         found = hosts()
         if [h['State'] for h in found] != ['enabled']:
             raise AssertionError(found)
