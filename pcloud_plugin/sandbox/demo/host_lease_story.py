@@ -35,7 +35,7 @@ def scheduled(story, cli, made):
     name = 'demo-scheduled-host'
     # Its window, set as it is booked: the booking and the two refusals
     # after it all come before its start. On a loaded machine they took
-    # over a minute (a start a minute ahead came first), so four.
+    # over a minute (a start a minute ahead came first), so three.
     window = {}
 
     def hosts():
@@ -52,8 +52,8 @@ def scheduled(story, cli, made):
                'twice the host\'s own: openstack pcloud set', ratio)
 
     def book():
-        window['start'] = commands.lease_date(datetime.timedelta(minutes=5))
-        window['end'] = commands.lease_date(datetime.timedelta(minutes=6))
+        window['start'] = commands.lease_date(datetime.timedelta(minutes=4))
+        window['end'] = commands.lease_date(datetime.timedelta(minutes=5))
         cli.run('openstack', 'pcloud', 'lease', 'create', name, '--pcloud',
                 'demo-pcloud', '--host-flavor', 'demo.c16', '--type',
                 'SCHEDULE', '--start-date', window['start'], '--end-date',
@@ -65,7 +65,7 @@ def scheduled(story, cli, made):
                                  % (lease['status'], hosts()))
         return 'PENDING from %s to %s, the pcloud still empty' % (
             window['start'], window['end'])
-    story.step('the demo member books a host for a minute, four to five '
+    story.step('the demo member books a host for a minute, three to four '
                'minutes ahead: openstack pcloud lease create --type '
                'SCHEDULE', book)
 
@@ -85,7 +85,7 @@ def scheduled(story, cli, made):
         cli.wait('lease %s to start' % name,
                  ('openstack', 'reservation', 'lease', 'show', name),
                  lambda lease: lease['status'] == 'ACTIVE', user=demo,
-                 timeout=420)
+                 timeout=360)
         found = hosts()
         if [h['State'] for h in found] != ['enabled']:
             raise AssertionError(found)
