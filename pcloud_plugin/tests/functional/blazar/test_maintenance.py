@@ -83,14 +83,14 @@ def _rid(lease):
 class _Maintenance:
 
     def setUp(self):
+        # A moment read again later must not have passed a second and
+        # miss what a booking stored.
+        self.useFixture(base.StillTime())
         super().setUp()
         self.services = Services(self.nova)
-        # Moments are counted from one, fixed: one read again later could
-        # have passed a second and miss what a booking stored.
-        self.t0 = timeutils.utcnow().replace(microsecond=0)
 
     def at(self, minutes):
-        return self.t0 + datetime.timedelta(minutes=minutes)
+        return timeutils.utcnow() + datetime.timedelta(minutes=minutes)
 
     def book(self, hosts, start, end, accept=False):
         return maintenance.book(
