@@ -24,6 +24,8 @@ import fixtures
 import sqlalchemy as sa
 
 from pcloud_plugin.capacity.inventory import Inventory
+from pcloud_plugin.capacity import slot_index
+from pcloud_plugin.capacity import window as window_mod
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import models
 from pcloud_plugin.db import provider_cache
@@ -348,3 +350,55 @@ class IndexedPlacementTests(base.LedgerTestCase):
             if all(fits(h, n) for h, n in zip(uuids, counts)):
                 found.append({h: n for h, n in zip(uuids, counts) if n})
         return found
+
+
+class SeriesTests(base.TestCase):
+    """The slot index's usage series, patched claim after claim, against
+
+    series built anew from the same steps.
+    """
+
+    @staticmethod
+    def _steps(rng):
+        claims = []
+        for _n in range(rng.randrange(0, 5)):
+            start = rng.randrange(0, 50)
+            claims.append((hours(start), hours(start + rng.randrange(1, 20)),
+                           rng.randrange(1, 9)))
+        return window_mod.UsageSteps(claims)
+
+    @staticmethod
+    def _peaks(series):
+        return [series.peaks(hours(start), hours(start + length)).tolist()
+                for start in range(-5, 75, 4) for length in (1, 7, 30)]
+
+    def test_a_replaced_series_peaks_as_one_built_anew(self):
+        # Merged at every change, every few changes, and as in production.
+        for patch_max in (0, 3, slot_index._PATCH_MAX):
+            self.useFixture(fixtures.MonkeyPatch(
+                'pcloud_plugin.capacity.slot_index._PATCH_MAX', patch_max))
+            rng = random.Random(patch_max)
+            steps = [self._steps(rng) for _n in range(12)]
+            series = slot_index._Series(steps)
+            merged = 0
+            for _change in range(40):
+                changes = {pos: self._steps(rng) for pos in rng.sample(
+                    range(len(steps)), rng.randrange(1, 4))}
+                added = [self._steps(rng) for _n in range(rng.randrange(3))]
+                before, answered = series, self._peaks(series)
+                series = series.replaced(changes, added)
+                merged += series.keys is not before.keys
+                steps = [changes.get(pos, s) for pos, s in enumerate(steps)]
+                steps += added
+                self.assertEqual(self._peaks(slot_index._Series(steps)),
+                                 self._peaks(series))
+                # The series replaced still answers as it did: another
+                # thread may be reading it.
+                self.assertEqual(answered, self._peaks(before))
+            # Each way was taken: always merged, both, never.
+            if patch_max == 0:
+                self.assertEqual(40, merged)
+            elif patch_max == 3:
+                self.assertTrue(0 < merged < 40, merged)
+            else:
+                self.assertEqual(0, merged)
