@@ -263,6 +263,26 @@ class IndexedPlacementTests(base.LedgerTestCase):
                          counts(db_snapshots.load_slot_index(self.ctx)))
         self.assertNotEqual([], read)
 
+    def test_an_index_patched_from_answers_as_before(self):
+        # Another thread may still be placing slots on the index that a
+        # claim patched: the series the claim added must not show in it.
+        rng = random.Random(9)
+        uuids = self._ledger(rng, 6)
+        request = slots.SlotRequest(FLAVORS[1], 1)
+
+        def counts(index):
+            return index.counts(request, hours(0), hours(60)).count.tolist()
+
+        with mock.patch.object(provider_cache, 'CACHE',
+                               provider_cache.ProviderCache()):
+            expected = counts(db_snapshots.load_slot_index(self.ctx))
+        before = db_snapshots.load_slot_index(self.ctx)
+        self._claims(rng, uuids, 5)
+        after = db_snapshots.load_slot_index(self.ctx)
+        self.assertGreater(after.series.count, before.series.count)
+        self.assertEqual(expected, counts(before))
+        self.assertNotEqual(expected, counts(after))
+
     def test_an_unchanged_ledger_gives_the_same_index(self):
         self._ledger(random.Random(1), 3)
         self.assertIs(db_snapshots.load_slot_index(self.ctx),
