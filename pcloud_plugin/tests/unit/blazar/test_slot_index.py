@@ -283,6 +283,92 @@ class IndexedPlacementTests(base.LedgerTestCase):
         self.assertEqual(expected, counts(before))
         self.assertNotEqual(expected, counts(after))
 
+    def _generation_reads(self, call):
+        """call()'s answer, and the statements it ran that read every
+
+        provider's generation or a run of them.
+        """
+        reads = []
+
+        def executed(conn, cursor, statement, *args):
+            if statement.startswith(
+                    'SELECT resource_providers.id, '
+                    'resource_providers.generation') and (
+                    'WHERE' not in statement or 'BETWEEN' in statement):
+                reads.append(statement)
+
+        sa.event.listen(self.engine, 'before_cursor_execute', executed)
+        try:
+            return call(), reads
+        finally:
+            sa.event.remove(self.engine, 'before_cursor_execute', executed)
+
+    def _bump(self, *rp_ids):
+        """Another process's write to these providers."""
+        with self.engine.begin() as conn:
+            conn.execute(sa.text('UPDATE resource_providers SET generation '
+                                 '= generation + 1 WHERE id IN :ids')
+                         .bindparams(sa.bindparam('ids', expanding=True)),
+                         {'ids': list(rp_ids)})
+
+    def _fresh_counts(self, request):
+        with mock.patch.object(provider_cache, 'CACHE',
+                               provider_cache.ProviderCache()):
+            return db_snapshots.load_slot_index(self.ctx).counts(
+                request, hours(0), hours(60)).count.tolist()
+
+    def test_another_process_write_reads_the_generations_of_its_run(self):
+        rng = random.Random(10)
+        uuids = self._ledger(rng, 3 * db_snapshots._RUN // 2)
+        request = slots.SlotRequest(FLAVORS[0], 1)
+        db_snapshots.load_slot_index(self.ctx)
+        with self.engine.connect() as conn:
+            rp_id = conn.execute(sa.text(
+                'SELECT id FROM resource_providers WHERE uuid = :u'),
+                {'u': uuids[-1]}).scalar()
+        self._claims(rng, [uuids[-1]], 3)
+        self._bump(rp_id)
+        index, reads = self._generation_reads(
+            lambda: db_snapshots.load_slot_index(self.ctx))
+        self.assertEqual(self._fresh_counts(request), index.counts(
+            request, hours(0), hours(60)).count.tolist())
+        # Only the run of ids that moved, not every provider's row.
+        self.assertEqual(1, len(reads), reads)
+        self.assertIn('BETWEEN', reads[0])
+
+    def test_many_runs_moved_read_every_generation(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.db.snapshots._RUNS_READ', 1))
+        rng = random.Random(11)
+        self._ledger(rng, 3 * db_snapshots._RUN // 2)
+        request = slots.SlotRequest(FLAVORS[0], 1)
+        db_snapshots.load_slot_index(self.ctx)
+        self._bump(1, db_snapshots._RUN + 1)
+        index, reads = self._generation_reads(
+            lambda: db_snapshots.load_slot_index(self.ctx))
+        self.assertEqual(self._fresh_counts(request), index.counts(
+            request, hours(0), hours(60)).count.tolist())
+        self.assertEqual(1, len(reads), reads)
+        self.assertNotIn('WHERE', reads[0])
+
+    def test_providers_made_or_deleted_meanwhile_are_no_patch(self):
+        # As a write committed after the fingerprint shows them (READ
+        # COMMITTED): the index is then built anew.
+        self._ledger(random.Random(12), 3 * db_snapshots._RUN // 2)
+        with self.engine.connect() as conn:
+            now = db_snapshots._Generations(dict(conn.execute(sa.text(
+                'SELECT id, generation FROM resource_providers')).all()))
+            self.assertEqual(now, db_snapshots._generations_now(conn, now))
+            for rp_id in (1, max(now)):
+                # The last index did not have it: made since.
+                made = db_snapshots._Generations(
+                    {k: v for k, v in now.items() if k != rp_id})
+                self.assertIsNone(db_snapshots._generations_now(conn, made))
+            # The last index had one more (no row has id 0): deleted
+            # since.
+            deleted = db_snapshots._Generations({**now, 0: 1})
+            self.assertIsNone(db_snapshots._generations_now(conn, deleted))
+
     def test_an_unchanged_ledger_gives_the_same_index(self):
         self._ledger(random.Random(1), 3)
         self.assertIs(db_snapshots.load_slot_index(self.ctx),
