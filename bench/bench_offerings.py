@@ -77,8 +77,11 @@ def run(quick=False):
     ledger = contextlib.ExitStack()
     try:
         data = dataset.Dataset(HOSTS, RESERVATIONS, seed=instances.SEED)
-        instances._load(tmp, data, False,
-                        ledger.enter_context(database.ledger_url(tmp)))
+        # (Blazar's tables in a database of their own, empty.)
+        engine, _seconds = instances._load(
+            data, False, ledger.enter_context(database.ledger_url(tmp)),
+            ledger.enter_context(database.ledger_url(tmp, 'blazar')))
+        ledger.callback(engine.dispose)
         ledger.callback(db_api.main_context_manager.dispose_pool)
         gc.collect()
         gc.freeze()
