@@ -110,6 +110,18 @@ def _crash(sandbox):
     assert sandbox.resumed, 'the sandbox did not carry on with its cloud'
 
 
+def _described(response):
+    """A response as a failure shows it: request, status, headers and
+
+    the start of the body.
+    """
+    if response is None:
+        return None
+    return '%s %s -> %s %s %r' % (
+        response.request.method, response.request.url,
+        response.status_code, dict(response.headers), response.content[:200])
+
+
 def _errors_logged(sandbox):
     """The last errors Blazar logged, to read beside a failure."""
     with open(sandbox.log('blazar'), errors='replace') as f:
@@ -188,6 +200,8 @@ class Soak(base.TestCase):
 
     def setUp(self):
         super().setUp()
+        # Each client thread's last response (_call).
+        self._last = threading.local()
         # Minutes of load, then a settling: longer than OS_TEST_TIMEOUT
         # (a new alarm replaces it).
         self.useFixture(fixtures.Timeout(SECONDS + 900, gentle=True))
@@ -274,13 +288,17 @@ class Soak(base.TestCase):
                     run.down += 1
                 time.sleep(1)
             except Exception as e:
+                # With the last answer the client had: what it was sent.
+                last = getattr(self._last, 'response', None)
                 with run.lock:
-                    run.errors.append((action.__name__, 0, repr(e)[:300]))
+                    run.errors.append((action.__name__, 0, repr(e)[:300],
+                                       _described(last)))
             time.sleep(rng.uniform(0.1, 0.6))
 
     def _call(self, run, tenant, method, path, body=None):
         response = tenant.api._adapter.request(
             path, method, json=body, raise_exc=False)
+        self._last.response = response
         if response.status_code == 503:
             # keystonemiddleware or a restarting Blazar: not an answer.
             raise ks_exc.http.ServiceUnavailable()
