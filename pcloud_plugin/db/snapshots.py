@@ -229,6 +229,11 @@ _RUNS = sa.select(_RUN_OF, sa.func.count(), sa.func.sum(
 _RUNS_READ = 16
 
 
+def _run_of(rp_id):
+    """The first id of the run a provider's id is in (as _RUN_OF)."""
+    return rp_id - rp_id % _RUN
+
+
 class _Generations(dict):
     """{provider id: generation}, with ``runs``: {first id of a run:
 
@@ -240,18 +245,20 @@ class _Generations(dict):
         if runs is None:
             runs = collections.defaultdict(lambda: (0, 0))
             for rp_id, generation in self.items():
-                count, total = runs[rp_id - rp_id % _RUN]
-                runs[rp_id - rp_id % _RUN] = (count + 1, total + generation)
+                count, total = runs[_run_of(rp_id)]
+                runs[_run_of(rp_id)] = (count + 1, total + generation)
         self.runs = dict(runs)
 
     def moved(self, moved):
         """A copy with the generations of moved ({id: generation})."""
         runs = dict(self.runs)
         for rp_id, generation in moved.items():
-            count, total = runs[rp_id - rp_id % _RUN]
-            runs[rp_id - rp_id % _RUN] = (
-                count, total + generation - self[rp_id])
-        return _Generations(dict(self) | moved, runs)
+            count, total = runs[_run_of(rp_id)]
+            runs[_run_of(rp_id)] = (count, total + generation - self[rp_id])
+        # One copy of the 10,000 entries, on every admission's path.
+        generations = _Generations(self, runs)
+        generations.update(moved)
+        return generations
 
 
 def _generations_now(session, last):
@@ -273,7 +280,7 @@ def _generations_now(session, last):
             sa.select(_RP.c.id, _RP.c.generation)).all())
         return _Generations(generations) \
             if generations.keys() == last.keys() else None
-    generations = dict(last)
+    generations = _Generations(last, runs)
     if moved:
         rows = session.execute(sa.select(_RP.c.id, _RP.c.generation).where(
             sa.or_(*(_RP.c.id.between(run, run + _RUN - 1)
@@ -282,7 +289,7 @@ def _generations_now(session, last):
                 or any(rp_id not in last for rp_id, _gen in rows)):
             return None
         generations.update(rows)
-    return _Generations(generations, runs)
+    return generations
 
 
 def _moved_by(own, last, fingerprint):
