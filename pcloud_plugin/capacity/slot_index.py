@@ -64,7 +64,9 @@ class _Series:
     arrays took a quarter of an admission at 10,000 hosts: replaced()
     keeps them and lays the changed series side by side apart (the
     patch), whose peaks stand over theirs; the arrays are built anew once
-    the patch holds _PATCH_MAX series.
+    the patch holds _PATCH_MAX series. The patch itself is a _Series
+    replaced the same way, so that a claim costs what it changes, not
+    what the claims before it patched.
     """
 
     def __init__(self, steps):
@@ -90,8 +92,8 @@ class _Series:
         self.keys = np.concatenate(keys + [np.zeros(0, np.int64)])
         # A 0 past the end, so that every segment bound indexes it.
         self.levels = np.concatenate(levels + [np.zeros(1, np.int64)])
-        # {position: UsageSteps} newer than the arrays, and (their
-        # positions, a _Series of them in that order), or None.
+        # {position: UsageSteps} newer than the arrays, and the patch:
+        # _Patch of them, or None.
         self.patched, self.patch = {}, None
 
     def replaced(self, changes, added):
@@ -100,17 +102,16 @@ class _Series:
         UsageSteps}) in place of the old ones, and those of added after
         the last.
         """
+        changed = dict(changes)
+        changed.update(enumerate(added, self.count))
         patched = dict(self.patched)
-        patched.update(changes)
-        patched.update(enumerate(added, self.count))
+        patched.update(changed)
         if len(patched) > _PATCH_MAX:
             return self._merged(patched, self.count + len(added))
         new = copy.copy(self)
         new.count += len(added)
-        positions = sorted(patched)
         new.patched = patched
-        new.patch = (np.array(positions, dtype=np.int64),
-                     _Series([patched[pos] for pos in positions]))
+        new.patch = (self.patch or _NO_PATCH).with_series(changed)
         return new
 
     def _merged(self, patched, count):
@@ -150,8 +151,8 @@ class _Series:
             peak = np.concatenate([peak, np.zeros(self.count - self.stored,
                                                   dtype=np.int64)])
         if self.patch is not None:
-            positions, series = self.patch
-            peak[positions] = series._stored_peaks(start, end)
+            peak[self.patch.positions] = self.patch.series._stored_peaks(
+                start, end)
         return peak
 
     def _stored_peaks(self, start, end):
@@ -167,6 +168,30 @@ class _Series:
         bounds[0::2], bounds[1::2] = lo, hi
         peak = np.maximum.reduceat(self.levels, bounds)[0::2]
         return np.where(hi > lo, peak, 0)
+
+
+class _Patch(collections.namedtuple('_Patch', 'positions series at')):
+    """The series patched apart: positions (an int64 array) of the
+
+    series of a _Series (series, in that order), and {position: its place
+    there}: in the order first patched, so that a series patched again
+    keeps its place and a new one goes last.
+    """
+
+    def with_series(self, changed):
+        """A new _Patch with changed ({position: UsageSteps}) laid in."""
+        at, local, positions = dict(self.at), {}, []
+        for pos, steps in changed.items():
+            if pos not in at:
+                at[pos] = len(at)
+                positions.append(pos)
+            local[at[pos]] = steps
+        return _Patch(np.concatenate([self.positions, np.array(
+            positions, dtype=np.int64)]), self.series._merged(
+            local, len(at)), at)
+
+
+_NO_PATCH = _Patch(np.zeros(0, dtype=np.int64), _Series(()), {})
 
 
 class _Class:
