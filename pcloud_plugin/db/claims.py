@@ -63,6 +63,16 @@ def _consumer_row(session, consumer_id):
         _CONSUMER.c.uuid == consumer_id)).mappings().first()
 
 
+def _insert_consumer(session, consumer_id, window, taken):
+    """Record a new consumer; raise ``taken`` if its uuid is."""
+    try:
+        session.execute(_CONSUMER.insert().values(
+            uuid=consumer_id, generation=0, start_time=window.start,
+            end_time=window.stored_end, created_at=timeutils.utcnow()))
+    except db_exc.DBDuplicateEntry:
+        raise taken
+
+
 def take_consumer(session, consumer_id, window, replace=False):
     """Start a claim's transaction: record ``consumer_id`` for ``window``.
 
@@ -76,18 +86,18 @@ def take_consumer(session, consumer_id, window, replace=False):
     """
     if not consumer_id or len(consumer_id) > 64:
         raise exception.Invalid(reason='consumer_id must be 1-64 chars')
+    if not replace:
+        # Inserted without a look first: a new consumer is what an
+        # admission makes, and the unique uuid says if it is not.
+        _insert_consumer(session, consumer_id, window,
+                         exception.ConsumerExists(consumer=consumer_id))
+        return []
     consumer = _consumer_row(session, consumer_id)
     if consumer is None:
-        try:
-            session.execute(_CONSUMER.insert().values(
-                uuid=consumer_id, generation=0, start_time=window.start,
-                end_time=window.stored_end, created_at=timeutils.utcnow()))
-        except db_exc.DBDuplicateEntry:
-            # Made meanwhile by another writer: run again and see it.
-            raise db_api.GenerationConflict(consumer_id)
+        # Made meanwhile by another writer: run again and see it.
+        _insert_consumer(session, consumer_id, window,
+                         db_api.GenerationConflict(consumer_id))
         return []
-    if not replace:
-        raise exception.ConsumerExists(consumer=consumer_id)
     held = list(session.execute(sa.select(_RP).where(_RP.c.id.in_(
         sa.select(_ALLOC.c.resource_provider_id).where(
             _ALLOC.c.consumer_id == consumer_id)))).mappings())
@@ -145,8 +155,9 @@ def _checked_rows(session, consumer_id, window, amounts, new=False,
     instead of reading their inventories and claims again.
     """
     providers = _provider_rows(session, amounts)
-    class_ids = db_providers.class_ids(session, amounts)
     kept = new and provider_cache.CACHE.current(session, providers.values())
+    class_ids = (kept and _kept_class_ids(kept, amounts)) or \
+        db_providers.class_ids(session, amounts)
     if kept:
         inventories = {(uuid, rc): inv for uuid, about in kept.items()
                        for rc, inv in about.inventories.items()}
@@ -184,6 +195,21 @@ def _checked_rows(session, consumer_id, window, amounts, new=False,
             rows.append(dict(resource_provider_id=providers[uuid]['id'],
                              resource_class_id=class_ids[rc], used=amount))
     return rows, list(providers.values())
+
+
+def _kept_class_ids(kept, amounts):
+    """{class: id} of amounts from kept ({uuid: provider_cache.Details}),
+
+    or None unless every provider has inventory of its classes there.
+    """
+    class_ids = {}
+    for uuid, resources in amounts.items():
+        about = kept[uuid]
+        for rc in resources:
+            if rc not in about.inventories or about.class_ids is None:
+                return None
+            class_ids[rc] = about.class_ids[rc]
+    return class_ids
 
 
 def _read_for_check(session, consumer_id, window, providers, class_ids):

@@ -175,6 +175,10 @@ class Details:
     # full read, which leaves the consumers out (the costliest column to
     # decode). ProviderCache.claimed looks there for a claim read twice.
     claims: tuple = None
+    # {class name: id} of the classes of the read that made it (shared by
+    # its providers): while the entry is current its inventories hold
+    # those ids, so a claim on it need not look them up.
+    class_ids: types.MappingProxyType = None
 
     @functools.cached_property
     def claims_end(self):
@@ -357,16 +361,18 @@ class ProviderCache:
         trait = models.Trait.__table__
         rp_trait = models.ResourceProviderTrait.__table__
         rp_agg = models.ResourceProviderAggregate.__table__
-        inventories = collections.defaultdict(dict)
+        inventories, class_ids = collections.defaultdict(dict), {}
         # Not the rows' timestamps: PyMySQL decodes each in Python. Rows
         # by position, fields in Inventory's order: a process's first
         # read has 30,000 at 10,000 hosts.
-        for rp_id, name, *fields in of(sa.select(
-                inv.c.resource_provider_id, rc.c.name,
+        for rp_id, name, rc_id, *fields in of(sa.select(
+                inv.c.resource_provider_id, rc.c.name, rc.c.id,
                 *(inv.c[field] for field in _INVENTORY_FIELDS)).join(
                 rc, rc.c.id == inv.c.resource_class_id),
                 inv.c.resource_provider_id):
             inventories[rp_id][name] = inv_mod.Inventory(*fields)
+            class_ids[name] = rc_id
+        class_ids = types.MappingProxyType(class_ids)
         traits = collections.defaultdict(set)
         for rp_id, name in of(
                 sa.select(rp_trait.c.resource_provider_id, trait.c.name)
@@ -416,7 +422,7 @@ class ProviderCache:
             traits=frozenset(traits.get(rp_id, ())),
             aggregates=frozenset(aggregates.get(rp_id, ())),
             usage=types.MappingProxyType(usage.get(rp_id, {})),
-            claims=claims.get(rp_id))
+            claims=claims.get(rp_id), class_ids=class_ids)
             for rp_id in rp_ids}
 
     @staticmethod

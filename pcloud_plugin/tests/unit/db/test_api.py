@@ -350,6 +350,35 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertRaises(exception.ConsumerExists, self._claim, 'c',
                           {self.cn2: {'VCPU': 1}})
 
+    def _statements(self):
+        """A list that gathers each statement run from now on."""
+        seen = []
+
+        def before(_conn, _cursor, statement, _params, _context, _many):
+            seen.append(' '.join(statement.split()))
+        sa.event.listen(self.engine, 'before_cursor_execute', before)
+        self.addCleanup(sa.event.remove, self.engine,
+                        'before_cursor_execute', before)
+        return seen
+
+    def test_a_new_consumer_on_kept_providers_reads_no_consumer_or_class(
+            self):
+        db_snapshots.load_slot_index(self.context)  # every provider kept
+        statements = self._statements()
+        self._claim('c', {self.cn1: {'VCPU': 3}})
+        self.assertEqual([], [s for s in statements if 'FROM consumers' in s
+                              or 'FROM resource_classes' in s])
+        self.assertEqual(3, self._vcpu_usage(self.cn1))
+        # Classes the kept providers have no inventory of: as before.
+        db_snapshots.load_slot_index(self.context)
+        self.assertRaises(exception.UnknownResourceClass, self._claim, 'd',
+                          {self.cn1: {'CUSTOM_NOPE': 1}})
+        self.assertRaises(exception.InventoryNotFound, self._claim, 'd',
+                          {self.cn1: {'VCPU': 1, 'MEMORY_MB': 1}})
+        self.assertRaises(exception.ConsumerExists, self._claim, 'c',
+                          {self.cn2: {'VCPU': 1}})
+        self.assertIsNone(db_claims.get_claims(self.context, 'd'))
+
     def test_claim_bumps_generation(self):
         before = db_providers.get_provider(self.context,
                                            self.cn1)['generation']
