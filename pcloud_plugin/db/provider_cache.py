@@ -223,6 +223,9 @@ class ProviderCache:
         # engine -> {provider id: the generation this process's claims
         # moved it to}, until load_slot_index takes them
         self._claimed = weakref.WeakKeyDictionary()
+        # engine -> {uuid: (provider id, generation)} of the providers
+        # this process's last claim moved (see last_claimed)
+        self._last_claim = weakref.WeakKeyDictionary()
 
     def get(self, session, providers, complete=False):
         """{provider id: Details} for providers given as rows that start
@@ -280,6 +283,19 @@ class ProviderCache:
             found[row['uuid']] = entry[1]
         return found
 
+    def last_claimed(self, session, uuids):
+        """[(id, uuid, generation)] by id of these providers as this
+
+        process's last claim left them, if it was on each, else None;
+        once only. Another process may have written since: the caller
+        reads the generations after what it reads on them.
+        """
+        moved = self._last_claim.pop(session.connection().engine, {})
+        if not uuids or not moved.keys() >= set(uuids):
+            return None
+        return sorted((moved[uuid][0], uuid, moved[uuid][1])
+                      for uuid in uuids)
+
     def claimed(self, engine, providers, amounts, window, consumer,
                 session=None):
         """After a new consumer's claim of amounts ({uuid: {class: n}})
@@ -294,6 +310,9 @@ class ProviderCache:
         for row in providers:
             moved[row['id']] = max(moved.get(row['id'], 0),
                                    row['generation'] + 1)
+        self._last_claim[engine] = {
+            row['uuid']: (row['id'], row['generation'] + 1)
+            for row in providers}
         entries = self._by_engine.get(engine)
         if entries is None:
             return

@@ -213,8 +213,13 @@ def claims_on(context, provider_uuids, after, consumers=()):
         return Fenced([], {}, {})
     consumers = set(consumers)
     with db_api.reader(context) as session:
-        for _read in range(_STEADY_READS):
-            providers = _generations(session, provider_uuids)
+        # First the generations this process's claim on them has just
+        # left (an admission's): if a write came since, the read after
+        # the rows shows it, and they are read from then on.
+        known = provider_cache.CACHE.last_claimed(session, provider_uuids)
+        for _read in range(_STEADY_READS + (known is not None)):
+            providers = known or _generations(session, provider_uuids)
+            known = None
             if not providers:
                 return Fenced([], {}, {})
             details = provider_cache.CACHE.get(session, providers)

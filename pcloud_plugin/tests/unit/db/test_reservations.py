@@ -335,6 +335,56 @@ class ClaimsOnTests(base.LedgerTestCase):
             {('u-cn1', 'VCPU'): [(hours(0), hours(2), 2)]},
             self._summed(self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
 
+    def _generation_reads(self):
+        """A list that gathers each read of providers' generations."""
+        seen = []
+
+        def before(_conn, _cursor, statement, _params, _context, _many):
+            if statement.lstrip().upper().startswith('SELECT') and \
+                    'resource_providers.generation' in statement:
+                seen.append(statement)
+        sqlalchemy.event.listen(self.engine, 'before_cursor_execute',
+                                before)
+        self.addCleanup(sqlalchemy.event.remove, self.engine,
+                        'before_cursor_execute', before)
+        return seen
+
+    def test_after_this_processs_claim_generations_are_read_once(self):
+        self._claims_on({'u-cn1', 'u-cn2'}, hours(0))
+        self._claim('r1', {'u-cn1': {'VCPU': 2}, 'u-cn2': {'VCPU': 1}})
+        reads = self._generation_reads()
+        expected = {('u-cn1', 'VCPU'): [(hours(0), hours(2), 2)],
+                    ('u-cn2', 'VCPU'): [(hours(0), hours(2), 1)]}
+        self.assertEqual(expected, self._summed(
+            self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
+        self.assertEqual(1, len(reads), 'the read after the rows only')
+        # Once only: a later call reads them before and after.
+        self.assertEqual(expected, self._summed(
+            self._claims_on({'u-cn1', 'u-cn2'}, hours(0))))
+        self.assertEqual(3, len(reads))
+
+    def test_a_write_between_this_processs_claim_and_the_read_counts(self):
+        self._claims_on({'u-cn1'}, hours(0))
+        self._claim('r1', {'u-cn1': {'VCPU': 2}})
+        # Another process's claim, after ours: our claim's generation is
+        # not the database's any more.
+        with self.engine.begin() as conn:
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO allocations (resource_provider_id, "
+                "resource_class_id, consumer_id, used, start_time, "
+                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
+                "resource_providers rp, resource_classes rc WHERE "
+                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
+                {'s': hours(1), 'e': hours(3)})
+            conn.execute(sqlalchemy.text(
+                "UPDATE resource_providers SET generation = generation + 1"
+                " WHERE uuid = 'u-cn1'"))
+        self.assertEqual(
+            {('u-cn1', 'VCPU'): [(hours(0), hours(1), 2),
+                                 (hours(1), hours(2), 5),
+                                 (hours(2), hours(3), 3)]},
+            self._summed(self._claims_on({'u-cn1'}, hours(0))))
+
     def test_a_claim_recorded_later_as_a_host_reservations_is_left_out(
             self):
         # Read between a host lease's claim and its record (which moves
