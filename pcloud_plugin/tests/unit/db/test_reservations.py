@@ -269,6 +269,24 @@ class ClaimsOnTests(base.LedgerTestCase):
             memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
             end_time=hours(2), resource_class='CUSTOM_R1'), [])
 
+    def _another_process_claims_r2(self, start):
+        """r2's claim of 3 VCPU on u-cn1 from ``start`` to hour 3, by
+
+        plain SQL on a connection of its own, as another process writes
+        it (it bumps the provider's generation, as every ledger write).
+        """
+        with self.engine.begin() as conn:
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO allocations (resource_provider_id, "
+                "resource_class_id, consumer_id, used, start_time, "
+                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
+                "resource_providers rp, resource_classes rc WHERE "
+                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
+                {'s': start, 'e': hours(3)})
+            conn.execute(sqlalchemy.text(
+                "UPDATE resource_providers SET generation = generation + 1"
+                " WHERE uuid = 'u-cn1'"))
+
     def test_rows_read_are_the_named_not_every_claim_there(self):
         for n in range(20):
             self._claim('o%d' % n, {'u-cn1': {'MEMORY_MB': 100}},
@@ -289,17 +307,7 @@ class ClaimsOnTests(base.LedgerTestCase):
             self._summed(first))
         # Another process's claim moves the generation: the provider's
         # claims are read again, once.
-        with self.engine.begin() as conn:
-            conn.execute(sqlalchemy.text(
-                "INSERT INTO allocations (resource_provider_id, "
-                "resource_class_id, consumer_id, used, start_time, "
-                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
-                "resource_providers rp, resource_classes rc WHERE "
-                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
-                {'s': hours(0), 'e': hours(3)})
-            conn.execute(sqlalchemy.text(
-                "UPDATE resource_providers SET generation = generation + 1"
-                " WHERE uuid = 'u-cn1'"))
+        self._another_process_claims_r2(hours(0))
         del rows[:]
         claims = self._claims_on({'u-cn1'}, hours(1), {'r1'})
         self.assertEqual([22, 1], rows)
@@ -368,17 +376,7 @@ class ClaimsOnTests(base.LedgerTestCase):
         self._claim('r1', {'u-cn1': {'VCPU': 2}})
         # Another process's claim, after ours: our claim's generation is
         # not the database's any more.
-        with self.engine.begin() as conn:
-            conn.execute(sqlalchemy.text(
-                "INSERT INTO allocations (resource_provider_id, "
-                "resource_class_id, consumer_id, used, start_time, "
-                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
-                "resource_providers rp, resource_classes rc WHERE "
-                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
-                {'s': hours(1), 'e': hours(3)})
-            conn.execute(sqlalchemy.text(
-                "UPDATE resource_providers SET generation = generation + 1"
-                " WHERE uuid = 'u-cn1'"))
+        self._another_process_claims_r2(hours(1))
         self.assertEqual(
             {('u-cn1', 'VCPU'): [(hours(0), hours(1), 2),
                                  (hours(1), hours(2), 5),
