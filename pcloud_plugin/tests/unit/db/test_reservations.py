@@ -269,24 +269,6 @@ class ClaimsOnTests(base.LedgerTestCase):
             memory_mb=256, disk_gb=0, amount=1, start_time=hours(0),
             end_time=hours(2), resource_class='CUSTOM_R1'), [])
 
-    def _another_process_claims_r2(self, start):
-        """r2's claim of 3 VCPU on u-cn1 from ``start`` to hour 3, by
-
-        plain SQL on a connection of its own, as another process writes
-        it (it bumps the provider's generation, as every ledger write).
-        """
-        with self.engine.begin() as conn:
-            conn.execute(sqlalchemy.text(
-                "INSERT INTO allocations (resource_provider_id, "
-                "resource_class_id, consumer_id, used, start_time, "
-                "end_time) SELECT rp.id, rc.id, 'r2', 3, :s, :e FROM "
-                "resource_providers rp, resource_classes rc WHERE "
-                "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
-                {'s': start, 'e': hours(3)})
-            conn.execute(sqlalchemy.text(
-                "UPDATE resource_providers SET generation = generation + 1"
-                " WHERE uuid = 'u-cn1'"))
-
     def test_rows_read_are_the_named_not_every_claim_there(self):
         for n in range(20):
             self._claim('o%d' % n, {'u-cn1': {'MEMORY_MB': 100}},
@@ -307,7 +289,7 @@ class ClaimsOnTests(base.LedgerTestCase):
             self._summed(first))
         # Another process's claim moves the generation: the provider's
         # claims are read again, once.
-        self._another_process_claims_r2(hours(0))
+        self._another_process_claims('r2', 3)
         del rows[:]
         claims = self._claims_on({'u-cn1'}, hours(1), {'r1'})
         self.assertEqual([22, 1], rows)
@@ -345,17 +327,9 @@ class ClaimsOnTests(base.LedgerTestCase):
 
     def _generation_reads(self):
         """A list that gathers each read of providers' generations."""
-        seen = []
-
-        def before(_conn, _cursor, statement, _params, _context, _many):
-            if statement.lstrip().upper().startswith('SELECT') and \
-                    'resource_providers.generation' in statement:
-                seen.append(statement)
-        sqlalchemy.event.listen(self.engine, 'before_cursor_execute',
-                                before)
-        self.addCleanup(sqlalchemy.event.remove, self.engine,
-                        'before_cursor_execute', before)
-        return seen
+        return self._statements(
+            lambda statement: statement.lstrip().upper().startswith(
+                'SELECT') and 'resource_providers.generation' in statement)
 
     def test_after_this_processs_claim_generations_are_read_once(self):
         self._claims_on({'u-cn1', 'u-cn2'}, hours(0))
@@ -376,7 +350,7 @@ class ClaimsOnTests(base.LedgerTestCase):
         self._claim('r1', {'u-cn1': {'VCPU': 2}})
         # Another process's claim, after ours: our claim's generation is
         # not the database's any more.
-        self._another_process_claims_r2(hours(1))
+        self._another_process_claims('r2', 3, start=hours(1))
         self.assertEqual(
             {('u-cn1', 'VCPU'): [(hours(0), hours(1), 2),
                                  (hours(1), hours(2), 5),
@@ -421,12 +395,12 @@ class ClaimsOnTests(base.LedgerTestCase):
         self.assertEqual(3, len(rows))
         self.assertEqual(1, rows[2])
 
-    def _reads_of_claims(self):
-        """A list that gathers each read of allocations' windows made."""
+    def _statements(self, wanted):
+        """A list that gathers each statement run for which wanted(it)."""
         seen = []
 
         def before(_conn, _cursor, statement, _params, _context, _many):
-            if 'allocations.start_time' in statement:
+            if wanted(statement):
                 seen.append(statement)
         sqlalchemy.event.listen(self.engine, 'before_cursor_execute',
                                 before)
@@ -434,7 +408,17 @@ class ClaimsOnTests(base.LedgerTestCase):
                         'before_cursor_execute', before)
         return seen
 
-    def _another_process_claims(self, consumer, used):
+    def _reads_of_claims(self):
+        """A list that gathers each read of allocations' windows made."""
+        return self._statements(
+            lambda statement: 'allocations.start_time' in statement)
+
+    def _another_process_claims(self, consumer, used, start=hours(0)):
+        """A claim of ``used`` VCPU on u-cn1 from start to hour 3, by
+
+        plain SQL on a connection of its own, as another process writes
+        it (it bumps the provider's generation, as every ledger write).
+        """
         with self.engine.begin() as conn:
             conn.execute(sqlalchemy.text(
                 "INSERT INTO allocations (resource_provider_id, "
@@ -442,7 +426,7 @@ class ClaimsOnTests(base.LedgerTestCase):
                 "end_time) SELECT rp.id, rc.id, :c, :u, :s, :e FROM "
                 "resource_providers rp, resource_classes rc WHERE "
                 "rp.uuid = 'u-cn1' AND rc.name = 'VCPU'"),
-                {'c': consumer, 'u': used, 's': hours(0), 'e': hours(3)})
+                {'c': consumer, 'u': used, 's': start, 'e': hours(3)})
             conn.execute(sqlalchemy.text(
                 "UPDATE resource_providers SET generation = generation + 1"
                 " WHERE uuid = 'u-cn1'"))
