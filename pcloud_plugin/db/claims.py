@@ -63,14 +63,15 @@ def _consumer_row(session, consumer_id):
         _CONSUMER.c.uuid == consumer_id)).mappings().first()
 
 
-def _insert_consumer(session, consumer_id, window, taken):
-    """Record a new consumer; raise ``taken`` if its uuid is."""
+def _inserted_consumer(session, consumer_id, window):
+    """Record a new consumer: False if its uuid is taken."""
     try:
         session.execute(_CONSUMER.insert().values(
             uuid=consumer_id, generation=0, start_time=window.start,
             end_time=window.stored_end, created_at=timeutils.utcnow()))
     except db_exc.DBDuplicateEntry:
-        raise taken
+        return False
+    return True
 
 
 def take_consumer(session, consumer_id, window, replace=False):
@@ -89,14 +90,14 @@ def take_consumer(session, consumer_id, window, replace=False):
     if not replace:
         # Inserted without a look first: a new consumer is what an
         # admission makes, and the unique uuid says if it is not.
-        _insert_consumer(session, consumer_id, window,
-                         exception.ConsumerExists(consumer=consumer_id))
+        if not _inserted_consumer(session, consumer_id, window):
+            raise exception.ConsumerExists(consumer=consumer_id)
         return []
     consumer = _consumer_row(session, consumer_id)
     if consumer is None:
         # Made meanwhile by another writer: run again and see it.
-        _insert_consumer(session, consumer_id, window,
-                         db_api.GenerationConflict(consumer_id))
+        if not _inserted_consumer(session, consumer_id, window):
+            raise db_api.GenerationConflict(consumer_id)
         return []
     held = list(session.execute(sa.select(_RP).where(_RP.c.id.in_(
         sa.select(_ALLOC.c.resource_provider_id).where(
