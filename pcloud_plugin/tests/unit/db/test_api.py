@@ -586,6 +586,32 @@ class LedgerAPITests(base.LedgerTestCase):
         self.assertEqual(truth[cn1].usage['VCPU'].levels,
                          kept[cn1].usage['VCPU'].levels)
 
+    def test_hosts_alike_share_their_inventories_traits_and_aggregates(self):
+        # cn1 and cn2 (setUp) have the same VCPU inventory; a third
+        # differs in one field only. One read makes one object of each
+        # set of fields, with its capacity.
+        cn3 = self._provider('cn3', VCPU=Inventory(8, reserved=1))
+        for uuid in (self.cn1, self.cn2):
+            db_providers.set_traits(self.context, uuid, {'CUSTOM_A'})
+            db_providers.set_aggregates(self.context, uuid, {'agg'})
+        with db_api.reader(self.context) as session:
+            rows = session.execute(sa.select(
+                _RP.c.id, _RP.c.uuid, _RP.c.generation)).all()
+            details = provider_cache.ProviderCache().get(session, rows)
+        vcpu = {uuid: details[rp_id].inventories['VCPU']
+                for rp_id, uuid, _gen in rows}
+        self.assertIs(vcpu[self.cn1], vcpu[self.cn2])
+        self.assertIsNot(vcpu[self.cn1], vcpu[cn3])
+        self.assertEqual((Inventory(8), Inventory(8, reserved=1)),
+                         (vcpu[self.cn1], vcpu[cn3]))
+        self.assertEqual((8, 7), (vcpu[self.cn1].capacity,
+                                  vcpu[cn3].capacity))
+        cn1, cn2 = (details[rp_id] for rp_id, uuid, _gen in rows
+                    if uuid in (self.cn1, self.cn2))
+        self.assertEqual(frozenset({'CUSTOM_A'}), cn1.traits)
+        self.assertIs(cn1.traits, cn2.traits)
+        self.assertIs(cn1.aggregates, cn2.aggregates)
+
     # --- usage snapshots: a process's first read without every claim -----
 
     def _read_anew(self, scan_all):
