@@ -19,6 +19,8 @@ hosts: 7 slots fit on cn1, 4 on cn2, none on cn3, which is in a pcloud).
 
 import dataclasses
 import datetime
+import gc
+import weakref
 
 from blazar.db import api as blazar_db
 from blazar.manager import exceptions as mgr_exc
@@ -30,6 +32,7 @@ from novaclient import exceptions as nova_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from pcloud_plugin.blazar import instance_plugin
 from pcloud_plugin.cloud import resources
 from pcloud_plugin.db import claims as db_claims
 from pcloud_plugin.db import providers as db_providers
@@ -349,6 +352,31 @@ class PlacementTests(base.BlazarTestCase):
         self.start(lease['id'])
         self.assertEqual(['cn1'], self.nova.aggregate_objs[
             res_db.get(self.context, rid)['aggregate_id']].hosts)
+
+
+class StartupHeapTests(base.BlazarTestCase):
+
+    def test_the_first_plugin_collects_cycles_then_freezes_the_heap(self):
+        # As if no plugin had been made in this process yet.
+        self.useFixture(fixtures.MonkeyPatch(
+            'pcloud_plugin.blazar.hosts_view._startup_heap_frozen', False))
+        self.addCleanup(gc.unfreeze)
+
+        class Cycle:
+            pass
+
+        cycle = Cycle()
+        cycle.itself = cycle
+        garbage = weakref.ref(cycle)
+        del cycle
+        instance_plugin.VirtualInstancePlugin()
+        # Collected, not frozen for good.
+        self.assertIsNone(garbage())
+        frozen = gc.get_freeze_count()
+        self.assertGreater(frozen, 0)
+        # Once per process: a second plugin freezes nothing more.
+        instance_plugin.VirtualInstancePlugin()
+        self.assertEqual(frozen, gc.get_freeze_count())
 
 
 class UpdateTests(base.BlazarTestCase):
