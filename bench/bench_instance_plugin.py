@@ -403,20 +403,30 @@ def _admit(plugin, reservation_id, values):
 
 
 class _Timings:
-    """Milliseconds of one kind of admission, refusals, what went wrong."""
+    """Milliseconds of one kind of admission, refusals, what went wrong;
+
+    where timed in this process, the CPU milliseconds of each too (the
+    rest of its time is waiting, above all on the database).
+    """
 
     def __init__(self):
-        self.ms, self.refused, self.wrong = [], 0, []
+        self.ms, self.cpu, self.refused, self.wrong = [], [], 0, []
         self.rows = None  # read by each of a few of them, where counted
 
-    def add(self, ms, refusal, wrong=None):
+    def add(self, ms, refusal, wrong=None, cpu=None):
         self.ms.append(ms)
+        if cpu is not None:
+            self.cpu.append(cpu)
         self.refused += refusal is not None
         if wrong:
             self.wrong.append(wrong)
 
     def p(self, percent):
         return timing.percentile(self.ms, percent)
+
+    def cpu_p50(self):
+        """The median CPU milliseconds, or None where not timed."""
+        return timing.percentile(self.cpu, 50) if self.cpu else None
 
 
 def _time(plugin, requests, engine=None, before=None):
@@ -429,9 +439,11 @@ def _time(plugin, requests, engine=None, before=None):
         reservation_id, values = _new_lease(request)
         if before is not None:
             before(request, n)
+        cpu = time.process_time()
         ms, refusal = _admit(plugin, reservation_id, values)
+        cpu = (time.process_time() - cpu) * 1000
         timings.add(ms, refusal, engine is not None and _check(
-            engine, request, reservation_id, refusal))
+            engine, request, reservation_id, refusal), cpu)
     return timings
 
 
@@ -453,9 +465,9 @@ def _floor(engine, plugin, requests, runs):
             engine, lambda: _admit(plugin, *admission),
             others=[_blazar_engine()]))
     of = shapes[0]
-    timings = _Timings()
-    for ms in database.floor(engine, of, runs):
-        timings.add(ms, None)
+    timings, cpu = _Timings(), []
+    for ms, cpu_ms in zip(database.floor(engine, of, runs, cpu), cpu):
+        timings.add(ms, None, cpu=cpu_ms)
     return of, timings, [shape.rows for shape in shapes]
 
 
@@ -665,12 +677,14 @@ def _issue_15(data, engine, counts):
 # --- report ----------------------------------------------------------------
 
 def _table(rows, width=28):
-    print('%-*s %5s %7s %10s %10s %10s' % (
-        width, '', 'runs', 'refused', 'p50 ms', 'p90 ms', 'max ms'))
+    print('%-*s %5s %7s %10s %10s %10s %10s' % (
+        width, '', 'runs', 'refused', 'p50 ms', 'p90 ms', 'max ms',
+        'CPU p50'))
     for label, t in rows:
-        print('%-*s %5d %7d %10.1f %10.1f %10.1f' % (
+        cpu = t.cpu_p50()
+        print('%-*s %5d %7d %10.1f %10.1f %10.1f %10s' % (
             width, label, len(t.ms), t.refused, t.p(50), t.p(90),
-            max(t.ms)))
+            max(t.ms), '-' if cpu is None else '%.1f' % cpu))
 
 
 def _met(ok):
@@ -688,6 +702,16 @@ def _report(hosts, results):
           '(with the hosts claimed on)'.format(
               warm / floor, _met(warm <= 2 * floor), len(rows),
               statistics.median_low(rows), rows[0], rows[-1]))
+    (floor_cpu,) = [t.cpu_p50() for label, t in results.items()
+                    if label.startswith('floor')]
+    warm_cpu = results['ours: warm'].cpu_p50()
+    # Where the gap is: the process's own work (ours, SQLAlchemy's,
+    # oslo.db's, Blazar's, the driver's) or waiting on the database.
+    print('of the p50s, CPU in this process: ours {:.1f} of {:.1f} ms, '
+          'the floor {:.1f} of {:.1f} ms; the rest waiting: ours {:.1f}, '
+          'the floor {:.1f} ms'.format(
+              warm_cpu, warm, floor_cpu, floor, warm - warm_cpu,
+              floor - floor_cpu))
     if 'Blazar: warm' in results:
         ratio = results['Blazar: warm'].p(50) / warm
         print('ratio (Blazar p50 / ours warm p50): x{:,.0f}; target x100: '

@@ -141,11 +141,12 @@ def shape(engine, call, others=()):
     return Shape(counts['commits'], counts['statements'], counts['rows'])
 
 
-def floor(engine, of, runs):
+def floor(engine, of, runs, cpu=None):
     """Milliseconds, ``runs`` times, of what a call of Shape ``of`` can cost
 
     no less than on this database: as many durable one-row commits and,
     for its other statements, primary-key reads, on the same engine.
+    The CPU milliseconds of each run are appended to ``cpu`` if given.
     """
     table = sa.Table('bench_floor', sa.MetaData(),
                      sa.Column('id', sa.Integer, primary_key=True),
@@ -157,7 +158,7 @@ def floor(engine, of, runs):
         with engine.begin() as conn:
             conn.execute(table.insert().values(id=-1, v=1))
         for _run in range(runs):
-            began = time.perf_counter()
+            began, cpu_began = time.perf_counter(), time.process_time()
             for _commit in range(of.commits):
                 with engine.begin() as conn:
                     conn.execute(table.insert().values(v=1))
@@ -166,6 +167,8 @@ def floor(engine, of, runs):
                     conn.execute(sa.select(table.c.v).where(
                         table.c.id == -1)).all()
             timings.append((time.perf_counter() - began) * 1000)
+            if cpu is not None:
+                cpu.append((time.process_time() - cpu_began) * 1000)
     finally:
         table.drop(engine)
     return timings
