@@ -693,18 +693,17 @@ def _met(ok):
 
 def _report(hosts, results):
     _table(results.items())
-    warm = results['ours: warm'].p(50)
-    (floor,) = [t.p(50) for label, t in results.items()
-                if label.startswith('floor')]
-    rows = sorted(results['ours: warm'].rows)
+    ours = results['ours: warm']
+    (of_floor,) = [t for label, t in results.items()
+                   if label.startswith('floor')]
+    warm, floor = ours.p(50), of_floor.p(50)
+    rows = sorted(ours.rows)
     print('ours warm p50 / floor p50: x{:.1f}; target within x2: {}; '
           'rows read by each of {} admissions: median {:,}, {:,} to {:,} '
           '(with the hosts claimed on)'.format(
               warm / floor, _met(warm <= 2 * floor), len(rows),
               statistics.median_low(rows), rows[0], rows[-1]))
-    (floor_cpu,) = [t.cpu_p50() for label, t in results.items()
-                    if label.startswith('floor')]
-    warm_cpu = results['ours: warm'].cpu_p50()
+    warm_cpu, floor_cpu = ours.cpu_p50(), of_floor.cpu_p50()
     # Where the gap is: the process's own work (ours, SQLAlchemy's,
     # oslo.db's, Blazar's, the driver's) or waiting on the database.
     print('of the p50s, CPU in this process: ours {:.1f} of {:.1f} ms, '
